@@ -1,0 +1,97 @@
+// `pinbench info`: the environment that results record (backends, GPU, PCIe, host, pin limits).
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "core/error.hpp"
+#include "core/sysinfo.hpp"
+#include "core/units.hpp"
+#include "device/backend.hpp"
+
+namespace pinbench::app {
+
+namespace {
+
+struct info_args {
+  std::string format = "text";
+};
+
+std::string text_of(const nlohmann::json& j) {
+  if (j.is_null()) return "unknown";
+  if (j.is_string()) return j.get<std::string>();
+  return j.dump();
+}
+
+std::string bytes_or(const nlohmann::json& j, const char* when_null) {
+  if (j.is_number_unsigned() || j.is_number_integer()) return format_bytes(j.get<std::uint64_t>());
+  return when_null;
+}
+
+int info(const info_args& a) {
+  nlohmann::json out;
+  const auto cuda = device::cuda_availability();
+  out["backends"] = {{"host", {{"usable", true}}},
+                     {"cuda", {{"usable", cuda.usable}, {"reason", cuda.reason}}}};
+  if (cuda.usable) {
+    try {
+      out["device"] = device::make_backend("cuda")->describe();
+    } catch (const std::exception& e) {
+      out["backends"]["cuda"] = {{"usable", false}, {"reason", e.what()}};
+    }
+  }
+  out["host"] = read_host_info();
+  if (a.format == "json") {
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("backends\n");
+  std::printf("  host   usable (emulated device: no GPU figures)\n");
+  std::printf("  cuda   %s\n", cuda.usable ? "usable" : ("not usable: " + cuda.reason).c_str());
+  if (out.contains("device")) {
+    const auto& d = out["device"];
+    std::printf("device\n");
+    std::printf("  name        %s\n", text_of(d.value("name", nlohmann::json())).c_str());
+    std::printf("  uuid        %s\n", text_of(d.value("uuid", nlohmann::json())).c_str());
+    std::printf("  driver      %s\n", text_of(d.value("driver", nlohmann::json())).c_str());
+    std::printf("  runtime     %s\n", text_of(d.value("runtime", nlohmann::json())).c_str());
+    std::printf("  memory      %s\n", bytes_or(d.value("memory_bytes", nlohmann::json()), "unknown").c_str());
+    const auto pcie = d.value("pcie", nlohmann::json());
+    if (pcie.is_object())
+      std::printf("  pcie        gen %s x%s (max gen %s x%s)\n",
+                  text_of(pcie.value("gen", nlohmann::json())).c_str(),
+                  text_of(pcie.value("width", nlohmann::json())).c_str(),
+                  text_of(pcie.value("max_gen", nlohmann::json())).c_str(),
+                  text_of(pcie.value("max_width", nlohmann::json())).c_str());
+    else
+      std::printf("  pcie        unknown\n");
+  }
+  const auto& h = out["host"];
+  std::printf("host\n");
+  std::printf("  cpu         %s\n", text_of(h.value("cpu", nlohmann::json())).c_str());
+  std::printf("  cores       %s\n", text_of(h.value("cores", nlohmann::json())).c_str());
+  std::printf("  memory      %s (available %s)\n",
+              bytes_or(h.value("memory_bytes", nlohmann::json()), "unknown").c_str(),
+              bytes_or(h.value("available_bytes", nlohmann::json()), "unknown").c_str());
+  std::printf("  os          %s\n", text_of(h.value("os", nlohmann::json())).c_str());
+  std::printf("  hostname    %s\n", text_of(h.value("hostname", nlohmann::json())).c_str());
+  std::printf("  memlock     %s (RLIMIT_MEMLOCK; caps pinned memory)\n",
+              bytes_or(h.value("memlock_limit_bytes", nlohmann::json()), "unlimited").c_str());
+  std::printf("  /dev/shm    %s%s\n", bytes_or(h.value("shm_bytes", nlohmann::json()), "absent").c_str(),
+              h.value("in_container", false) ? " (in a container: shm and memlock are often small)" : "");
+  return 0;
+}
+
+}  // namespace
+
+runner add_info(CLI::App& app) {
+  auto a = std::make_shared<info_args>();
+  auto* sub = app.add_subcommand("info", "Show the environment results record: backends, GPU, PCIe, host, pin limits");
+  sub->add_option("--format", a->format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  return [a] { return info(*a); };
+}
+
+}  // namespace pinbench::app

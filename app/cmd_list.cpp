@@ -1,0 +1,107 @@
+// `pinbench list`: the built-in scenarios, and with --params what each kind accepts.
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "core/error.hpp"
+#include "scenario/builtin.hpp"
+#include "scenario/scenario.hpp"
+#include "scenario/schema.hpp"
+
+namespace pinbench::app {
+
+namespace {
+
+struct list_args {
+  bool params = false;
+  std::string format = "table";
+};
+
+std::string type_name(const scenario::param_spec& p) {
+  using scenario::param_type;
+  switch (p.type) {
+    case param_type::size: return "size";
+    case param_type::duration: return "duration";
+    case param_type::integer: return "integer";
+    case param_type::number: return "number";
+    case param_type::boolean: return "boolean";
+    case param_type::string: return "string";
+    case param_type::enumeration: {
+      std::string s;
+      for (const auto& c : p.choices) s += (s.empty() ? "" : "|") + c;
+      return s;
+    }
+  }
+  return "?";
+}
+
+int list_params(const list_args& a) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& k : scenario::kinds()) {
+    const auto shown = scenario::display_params(k.kind, [&] {
+      nlohmann::json d = nlohmann::json::object();
+      for (const auto& p : k.params) d[nlohmann::json::json_pointer("/" + [&] {
+        std::string ptr = p.name;
+        for (auto& ch : ptr) if (ch == '.') ch = '/';
+        return ptr;
+      }())] = p.default_value;
+      return d;
+    }());
+    if (a.format == "json") {
+      nlohmann::json kj{{"kind", k.kind}, {"help", k.help}, {"params", nlohmann::json::array()}};
+      for (const auto& p : k.params)
+        kj["params"].push_back({{"name", p.name}, {"type", type_name(p)}, {"help", p.help}});
+      out.push_back(kj);
+      continue;
+    }
+    std::printf("kind %s: %s\n", k.kind.c_str(), k.help.c_str());
+    for (const auto& p : k.params) {
+      std::string ptr = "/" + p.name;
+      for (auto& ch : ptr) if (ch == '.') ch = '/';
+      const auto ptr_j = nlohmann::json::json_pointer(ptr);
+      const std::string def = shown.contains(ptr_j) ? shown.at(ptr_j).dump() : "required";
+      std::printf("  %-20s %-40s default %s\n      %s\n", p.name.c_str(), type_name(p).c_str(),
+                  def.c_str(), p.help.c_str());
+    }
+  }
+  if (a.format == "json") std::printf("%s\n", out.dump(2).c_str());
+  return 0;
+}
+
+int list(const list_args& a) {
+  if (a.params) return list_params(a);
+  nlohmann::json out = nlohmann::json::array();
+  if (a.format != "json")
+    std::printf("%-30s %-10s %-7s %5s  %s\n", "NAME", "KIND", "SUITE", "CASES", "DESCRIPTION");
+  for (const auto& f : scenario::builtin_files()) {
+    const auto s = scenario::parse_scenario(f.text, std::string(f.source));
+    const auto cases = scenario::expand(s).size();
+    const bool quick = std::find(s.tags.begin(), s.tags.end(), "quick") != s.tags.end();
+    if (a.format == "json") {
+      out.push_back({{"name", "builtin:" + s.name}, {"kind", s.kind}, {"tags", s.tags},
+                     {"cases", cases}, {"description", s.description}, {"source", s.source}});
+    } else {
+      std::printf("builtin:%-22s %-10s %-7s %5zu  %s\n", s.name.c_str(), s.kind.c_str(),
+                  quick ? "quick" : "", cases, s.description.c_str());
+    }
+  }
+  if (a.format == "json") std::printf("%s\n", out.dump(2).c_str());
+  else std::printf("\n`pinbench run` runs the quick suite; `pinbench run builtin:NAME` runs one.\n");
+  return 0;
+}
+
+}  // namespace
+
+runner add_list(CLI::App& app) {
+  auto a = std::make_shared<list_args>();
+  auto* sub = app.add_subcommand("list", "List the built-in scenarios (or, with --params, every kind's params)");
+  sub->add_flag("--params", a->params, "Show each scenario kind's params, types and defaults");
+  sub->add_option("--format", a->format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  return [a] { return list(*a); };
+}
+
+}  // namespace pinbench::app

@@ -1,0 +1,22 @@
+// The pinbench subcommands: each file adds one to the CLI11 app and runs it.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace pinbench::app {
+
+/// Registers a subcommand; the returned function runs it after parsing and gives the exit code.
+using runner = std::function<int()>;
+
+runner add_run(CLI::App& app);
+runner add_validate(CLI::App& app);
+runner add_list(CLI::App& app);
+runner add_info(CLI::App& app);
+
+/// The command line as typed, for the result file.
+void set_command_line(int argc, char** argv);
+[[nodiscard]] const std::string& command_line();
+
+}  // namespace pinbench::app

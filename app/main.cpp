@@ -1,0 +1,84 @@
+// pinbench: measures host<->device transfers, a DataLoader pipeline and a caching allocator.
+// main parses the command line and maps every error to one line and one exit code.
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <new>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "commands.hpp"
+#include "core/error.hpp"
+
+namespace {
+std::string g_command_line;
+}
+
+namespace pinbench::app {
+void set_command_line(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0) g_command_line += ' ';
+    g_command_line += argv[i];
+  }
+}
+const std::string& command_line() { return g_command_line; }
+}  // namespace pinbench::app
+
+int main(int argc, char** argv) {
+  using namespace pinbench;
+  app::set_command_line(argc, argv);
+  spdlog::set_pattern("pinbench: %l: %v");
+  spdlog::set_level(spdlog::level::warn);
+
+  CLI::App cli{"pinbench: how fast data reaches the GPU and how well GPU memory is used.\n"
+               "Runs declarative JSON scenarios (transfer, loader, allocator) on a CUDA device\n"
+               "or on the host backend, and reports tables, JSON and CSV."};
+  cli.require_subcommand(1);
+  cli.set_version_flag("--version", std::string("pinbench ") + PINBENCH_VERSION + " (" +
+                                        PINBENCH_GIT + ")");
+  std::map<CLI::App*, app::runner> runners;
+  const auto add = [&](app::runner (*f)(CLI::App&)) {
+    const std::size_t before = cli.get_subcommands({}).size();
+    auto r = f(cli);
+    runners[cli.get_subcommands({}).at(before)] = std::move(r);
+  };
+  add(app::add_run);
+  add(app::add_validate);
+  add(app::add_list);
+  add(app::add_info);
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return cli.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "pinbench: error: %s (see pinbench --help)\n", e.what());
+    return exit_input;
+  }
+
+  try {
+    for (auto* sub : cli.get_subcommands())
+      if (auto it = runners.find(sub); it != runners.end()) return it->second();
+    return exit_input;
+  } catch (const input_error& e) {
+    std::fprintf(stderr, "pinbench: error: %s\n", e.what());
+    return exit_input;
+  } catch (const environment_error& e) {
+    std::fprintf(stderr, "pinbench: error: %s\n", e.what());
+    return exit_environment;
+  } catch (const interrupted_error&) {
+    std::fprintf(stderr, "pinbench: interrupted\n");
+    return exit_interrupted;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "pinbench: error: out of host memory\n");
+    return exit_case_failed;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pinbench: error: %s\n", e.what());
+    return exit_case_failed;
+  }
+}

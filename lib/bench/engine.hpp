@@ -1,0 +1,51 @@
+// One engine per scenario kind, and the runner that takes validated scenarios to a result.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench/result.hpp"
+#include "device/backend.hpp"
+#include "scenario/scenario.hpp"
+
+namespace pinbench::bench {
+
+struct run_context {
+  device::backend& dev;
+  std::uint64_t seed = 0;
+};
+
+/// Runs the cases of one kind. Throws on a failed case; the runner records it and goes on.
+class engine {
+ public:
+  virtual ~engine() = default;
+  [[nodiscard]] virtual std::string_view kind() const noexcept = 0;
+  /// Runs one case: warm-up, samples until the sampling rule stops, verification.
+  [[nodiscard]] virtual case_result run_case(const scenario::case_spec& c, run_context& ctx) = 0;
+};
+
+/// The engine for a kind, or nullptr when the kind has none yet.
+[[nodiscard]] std::unique_ptr<engine> make_engine(std::string_view kind);
+
+struct run_options {
+  std::vector<scenario::override_spec> overrides;
+  std::uint64_t seed = 0;
+  std::string command_line;
+  /// Called before each case (index from 0, total, scenario name, case id) for progress lines.
+  std::function<void(std::size_t, std::size_t, const std::string&, const std::string&)> on_case;
+};
+
+/// Runs every case of every scenario on `dev`. A failed case is recorded ("error" + message)
+/// and the run goes on; on Ctrl-C the current case is recorded as interrupted and the result
+/// holds every case completed so far (run_result::interrupted set).
+[[nodiscard]] run_result run_scenarios(const std::vector<scenario::scenario>& scenarios,
+                                       device::backend& dev, const run_options& options);
+
+/// The `environment` block: backend, device (backend's describe()), host, warnings.
+[[nodiscard]] nlohmann::json environment_block(device::backend& dev);
+
+}  // namespace pinbench::bench

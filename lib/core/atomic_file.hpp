@@ -1,0 +1,21 @@
+// Result files are written whole or not at all: a temporary file beside the target, then rename.
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+namespace pinbench {
+
+/// Writes `content` to `path` atomically: a crash, a full disk or Ctrl-C leaves either the old
+/// file (if any) or the new one, never a truncated one. "-" writes to stdout instead.
+/// Throws pinbench::error naming the path and the reason (errno text) on failure.
+void write_file_atomic(const std::filesystem::path& path, std::string_view content);
+
+/// Checks, before any measuring, that `path` can later be written: its directory exists and a
+/// file can be created there. Throws input_error naming the path otherwise. "-" always passes.
+void check_writable(const std::filesystem::path& path);
+
+/// Reads a whole file. Throws input_error("FILE: cannot read: reason") on failure.
+[[nodiscard]] std::string read_file(const std::filesystem::path& path);
+
+}  // namespace pinbench

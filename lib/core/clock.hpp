@@ -1,0 +1,23 @@
+// One steady clock for every host-side time pinbench measures.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string_view>
+
+namespace pinbench {
+
+/// Nanoseconds on the steady clock (monotonic; unrelated to wall time).
+[[nodiscard]] inline std::int64_t now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Spins (no sleep) until `ns` nanoseconds have passed: real CPU work of a known duration.
+void spin_for_ns(std::int64_t ns) noexcept;
+
+/// The current UTC time as "2026-11-30T20:00:00Z".
+[[nodiscard]] std::string_view utc_timestamp(char (&buf)[32]) noexcept;
+
+}  // namespace pinbench

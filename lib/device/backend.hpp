@@ -1,0 +1,153 @@
+// The device backend interface: memory, streams, events, copies and synthetic compute, with
+// CUDA's semantics. Two implementations: cuda (the real thing) and host (an honest emulation).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace pinbench::device {
+
+/// How a host buffer is allocated.
+enum class host_kind {
+  pageable,   ///< malloc'd, every page touched
+  pinned,     ///< cudaHostAlloc (host: mlock'ed)
+  pinned_wc,  ///< cudaHostAlloc write-combined (host: same as pinned, noted in the report)
+  registered  ///< malloc'd, then cudaHostRegister (host: mlock)
+};
+[[nodiscard]] std::string_view to_string(host_kind k) noexcept;
+
+enum class copy_dir { h2d, d2h, d2d };
+
+/// A host buffer owned by the backend that made it. Move-only; freed in the destructor.
+class host_buffer {
+ public:
+  virtual ~host_buffer() = default;
+  [[nodiscard]] virtual std::byte* data() noexcept = 0;
+  [[nodiscard]] virtual std::size_t bytes() const noexcept = 0;
+  [[nodiscard]] virtual host_kind kind() const noexcept = 0;
+  /// False when pinning was asked for but the memory could not be locked (host backend's
+  /// fallback); the backend then also records a warning.
+  [[nodiscard]] virtual bool page_locked() const noexcept = 0;
+};
+
+/// Device memory owned by the backend that made it (cudaMalloc / the host arena).
+class device_buffer {
+ public:
+  virtual ~device_buffer() = default;
+  [[nodiscard]] virtual std::byte* data() noexcept = 0;  ///< a device pointer: not for the host on CUDA
+  [[nodiscard]] virtual std::size_t bytes() const noexcept = 0;
+};
+
+/// A non-blocking stream (never synchronises with other streams implicitly).
+class stream {
+ public:
+  virtual ~stream() = default;
+};
+
+/// A timing event.
+class event {
+ public:
+  virtual ~event() = default;
+};
+
+/// Holds a stream still until released (CUDA: a kernel spinning on a host flag). Releasing is
+/// idempotent and the destructor releases, so a stream is never left blocked.
+class gate {
+ public:
+  virtual ~gate() = default;
+  virtual void release() noexcept = 0;
+};
+
+struct memory_info {
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+};
+
+class backend {
+ public:
+  virtual ~backend() = default;
+  backend() = default;
+  backend(const backend&) = delete;
+  backend& operator=(const backend&) = delete;
+
+  /// "cuda" or "host".
+  [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+
+  /// The `environment.device` block of a result: name, uuid, driver, runtime, pcie
+  /// {gen, width, max_gen, max_width}, memory_bytes, and for host: "emulated": true, capacity.
+  [[nodiscard]] virtual nlohmann::json describe() const = 0;
+
+  /// Warnings collected so far (e.g. "mlock failed, pinned memory is not locked"), each once.
+  [[nodiscard]] virtual std::vector<std::string> warnings() const = 0;
+
+  // ---- memory -----------------------------------------------------------------------------
+  /// Throws out_of_memory when the device (or the host backend's capacity) cannot satisfy it.
+  [[nodiscard]] virtual std::unique_ptr<device_buffer> alloc_device(std::size_t bytes) = 0;
+
+  /// Raw device allocation for allocators built on top (cudaMalloc / cudaFree semantics:
+  /// free synchronises the device). Throws out_of_memory.
+  [[nodiscard]] virtual void* device_malloc(std::size_t bytes) = 0;
+  virtual void device_free(void* ptr) = 0;
+  [[nodiscard]] virtual memory_info device_memory() const = 0;
+
+  /// Throws pinned_memory_error when pinned memory cannot be had at all (CUDA), or falls back
+  /// to unlocked memory with a warning (host backend, mlock refused).
+  [[nodiscard]] virtual std::unique_ptr<host_buffer> alloc_host(std::size_t bytes, host_kind kind) = 0;
+
+  /// Pins an existing pageable range for the duration of a copy (cudaHostRegister) and unpins it.
+  virtual void register_host(void* ptr, std::size_t bytes) = 0;
+  virtual void unregister_host(void* ptr) = 0;
+
+  // ---- streams and events -----------------------------------------------------------------
+  [[nodiscard]] virtual std::unique_ptr<stream> create_stream() = 0;
+  [[nodiscard]] virtual std::unique_ptr<event> create_event() = 0;
+
+  /// cudaMemcpyAsync semantics. From pinned memory it only enqueues. From pageable memory an
+  /// H2D copy returns once the source was staged through a bounce buffer by the calling thread,
+  /// and a D2H copy returns once the data arrived: `non_blocking` then still holds the caller.
+  virtual void copy_async(void* dst, const void* src, std::size_t bytes, copy_dir dir, stream& s) = 0;
+
+  /// Enqueues `duration_ns` of busy device work (a calibrated kernel / a spinning engine thread).
+  virtual void launch_compute(stream& s, std::int64_t duration_ns) = 0;
+
+  /// Enqueues a gate: the stream executes nothing after it until the gate is released.
+  [[nodiscard]] virtual std::unique_ptr<gate> launch_gate(stream& s) = 0;
+
+  virtual void record(event& e, stream& s) = 0;
+  virtual void wait(stream& s, event& e) = 0;       ///< `s` waits for `e` (cudaStreamWaitEvent)
+  virtual void synchronize(event& e) = 0;
+  [[nodiscard]] virtual bool query(event& e) = 0;   ///< true when completed
+  virtual void synchronize(stream& s) = 0;
+  virtual void synchronize() = 0;                   ///< the whole device
+  /// Device time between two completed events, in nanoseconds.
+  [[nodiscard]] virtual double elapsed_ns(event& start, event& end) = 0;
+};
+
+/// Whether the CUDA backend can be used here, and why not.
+struct availability {
+  bool usable = false;
+  std::string reason;  ///< "built without CUDA", "no CUDA driver (error 35: ...)", "no device"
+};
+[[nodiscard]] availability cuda_availability();
+
+struct backend_options {
+  /// Host backend: the emulated device memory capacity; 0 = half of physical host memory.
+  std::size_t host_device_capacity = 0;
+  /// Host backend fault switch: refuse every pinned allocation (tests of the fallback path).
+  bool host_refuse_pinning = false;
+  int cuda_device = 0;
+};
+
+/// Makes a backend: "cuda", "host", or "auto" (cuda when usable, else host).
+/// Throws environment_error when "cuda" is asked for and is not usable (exit 3), and
+/// input_error for an unknown name.
+[[nodiscard]] std::unique_ptr<backend> make_backend(std::string_view which,
+                                                    const backend_options& options = {});
+
+}  // namespace pinbench::device

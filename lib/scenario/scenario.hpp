@@ -1,0 +1,86 @@
+// Scenario files (`pinbench.scenario/1`): parse, validate, expand the matrix into cases.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace pinbench::scenario {
+
+/// When to stop sampling a case (DESIGN.md "sampling").
+struct sampling {
+  int warmup = 3;
+  int min_samples = 10;
+  int max_samples = 200;
+  double max_noise = 0.01;            ///< relative standard deviation to reach
+  std::int64_t min_time_ns = 200'000'000;
+  std::int64_t timeout_ns = 10'000'000'000;
+};
+
+/// One matrix axis: a param name and its values, both as written (for ids) and normalised.
+struct matrix_axis {
+  std::string param;
+  std::vector<nlohmann::json> raw;         ///< as written in the file ("1MiB")
+  std::vector<nlohmann::json> normalised;  ///< as the engines read them (1048576)
+};
+
+/// A validated scenario. Every value in `params` is normalised (sizes in bytes, durations in ns)
+/// and every param of the kind is present (defaults filled in).
+struct scenario {
+  std::string name;
+  std::string description;
+  std::string kind;
+  std::string source;  ///< the file it came from, "scenarios/x.json" for built-ins
+  std::vector<std::string> tags;  ///< "quick" puts a built-in into the default suite
+  nlohmann::json params = nlohmann::json::object();
+  std::vector<matrix_axis> matrix;
+  struct sampling sampling;
+  nlohmann::json gate = nlohmann::json::object();
+};
+
+/// One point of the matrix: what an engine runs.
+struct case_spec {
+  std::string id;  ///< "memory=pinned,bytes=1MiB" from the matrix values as written; "default" when no matrix
+  nlohmann::json params;  ///< complete and normalised
+  struct sampling sampling;
+};
+
+/// `--set key=value`: `key` is a param name (dotted for nested ones) or `sampling.NAME`.
+struct override_spec {
+  std::string key;
+  std::string value;  ///< as typed; parsed against the param's type (JSON first, then as text)
+};
+
+/// Parses scenario text. `source` names the file in error messages.
+/// Throws input_error("SOURCE: JSON_PATH: expected ...") on the first problem found; a syntax
+/// error names line and column.
+[[nodiscard]] scenario parse_scenario(std::string_view text, const std::string& source);
+
+/// Reads and parses one file. Throws input_error for a missing or unreadable file.
+[[nodiscard]] scenario load_scenario_file(const std::filesystem::path& path);
+
+/// Resolves run/validate arguments: a file, a directory (every *.json in it, sorted; error when
+/// none), or `builtin:NAME`. No argument at all gives the built-in quick suite.
+/// Validates everything before returning: nothing runs until every input is valid.
+[[nodiscard]] std::vector<scenario> load_inputs(const std::vector<std::string>& args);
+
+/// Parses "k=v" strings. Throws input_error for a missing '='.
+[[nodiscard]] std::vector<override_spec> parse_overrides(const std::vector<std::string>& args);
+
+/// Checks overrides against a scenario's kind; throws input_error for an unknown key (with the
+/// closest valid name) or a bad value. Called for every scenario before any runs.
+void check_overrides(const scenario& s, const std::vector<override_spec>& overrides);
+
+/// Expands the matrix (cartesian product, axes in file order, last axis fastest) with overrides
+/// applied: an override replaces that param for every case, and drops a matrix axis on the same key.
+[[nodiscard]] std::vector<case_spec> expand(const scenario& s,
+                                            const std::vector<override_spec>& overrides = {});
+
+/// A case's params with sizes and durations shown as people write them, for reports.
+[[nodiscard]] nlohmann::json display_params(const std::string& kind, const nlohmann::json& params);
+
+}  // namespace pinbench::scenario
