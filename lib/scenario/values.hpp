@@ -23,6 +23,13 @@ struct checked {
 /// Validates `value` against `spec` and normalises it (sizes to bytes, durations to ns).
 [[nodiscard]] checked check_value(const param_spec& spec, const nlohmann::json& value);
 
+/// Reads a scenario's "params" object: each value checked and normalised; a spec named
+/// "dataset.samples" is written {"dataset": {"samples": ...}}. Defaults are not filled in here.
+/// Throws input_error(source, "params.NAME", ...) on the first problem.
+[[nodiscard]] nlohmann::json read_params(const kind_spec& kind,
+                                         const nlohmann::ordered_json& params,
+                                         const std::string& source);
+
 /// A value for a one-line message: compact JSON (strings quoted), cut to about 40 characters.
 [[nodiscard]] std::string shown(const nlohmann::json& value);
 
@@ -33,7 +40,8 @@ struct checked {
 [[nodiscard]] std::string format_duration_compact(std::int64_t ns);
 
 /// Dotted param names ("dataset.samples") address nested objects ({"dataset": {"samples": ..}}).
-[[nodiscard]] const nlohmann::json* find_dotted(const nlohmann::json& params, std::string_view name);
+[[nodiscard]] const nlohmann::json* find_dotted(const nlohmann::json& params,
+                                                std::string_view name);
 void set_dotted(nlohmann::json& params, std::string_view name, nlohmann::json value);
 
 }  // namespace pinbench::scenario::detail

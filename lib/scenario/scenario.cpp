@@ -1,0 +1,397 @@
+// The scenario document: parsing and validating it, `--set` overrides, and matrix expansion.
+#include "scenario/scenario.hpp"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <cctype>
+
+#include "core/error.hpp"
+#include "core/text.hpp"
+#include "scenario/schema.hpp"
+#include "scenario/values.hpp"
+
+namespace pinbench::scenario {
+
+namespace {
+
+using nlohmann::json;
+// The document is read in file order: matrix axes (and so case order and ids) follow it.
+using ordered = nlohmann::ordered_json;
+using detail::shown;
+
+constexpr std::string_view schema_id = "pinbench.scenario/1";
+constexpr std::size_t max_cases = 100'000;
+
+const std::vector<std::string>& top_level_keys() {
+  static const std::vector<std::string> keys = {
+      "schema", "name", "description", "kind", "params", "matrix", "sampling", "gate", "tags"};
+  return keys;
+}
+
+std::vector<std::string> sampling_names(std::string_view prefix) {
+  std::vector<std::string> out;
+  for (const auto& p : sampling_params()) out.push_back(std::string(prefix) + p.name);
+  return out;
+}
+
+const param_spec& sampling_param(std::string_view name) {
+  const auto& all = sampling_params();
+  return *std::find_if(all.begin(), all.end(), [&](const param_spec& p) { return p.name == name; });
+}
+
+// Stores one normalised sampling value in the struct the engines read.
+void set_sampling(struct sampling& s, std::string_view name, const json& v) {
+  if (name == "warmup") s.warmup = v.get<int>();
+  if (name == "min_samples") s.min_samples = v.get<int>();
+  if (name == "max_samples") s.max_samples = v.get<int>();
+  if (name == "max_noise") s.max_noise = v.get<double>();
+  if (name == "min_time") s.min_time_ns = v.get<std::int64_t>();
+  if (name == "timeout") s.timeout_ns = v.get<std::int64_t>();
+}
+
+// max_samples must not undercut min_samples. When it was not given, it follows min_samples up.
+std::string reconcile_samples(struct sampling& s, bool max_given) {
+  if (s.max_samples >= s.min_samples) return {};
+  if (!max_given) {
+    s.max_samples = s.min_samples;
+    return {};
+  }
+  return fmt::format("expected an integer >= min_samples ({}), got {}", s.min_samples,
+                     s.max_samples);
+}
+
+// JSON keys as they appear in paths and messages, kept on one line.
+std::string key_text(const std::string& key) {
+  return detail::one_line(key);
+}
+
+std::string case_id_part(const json& raw) {
+  return raw.is_string() ? raw.get<std::string>() : raw.dump();
+}
+
+[[noreturn]] void throw_syntax_error(const json::parse_error& e, std::string_view text,
+                                     const std::string& source) {
+  // parse_error::byte is the 1-based offset of the last character read: the offending one.
+  const std::size_t pos = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i < pos; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else if ((static_cast<unsigned char>(text[i]) & 0xC0U) != 0x80U) {
+      ++column;  // columns count characters, not the bytes of UTF-8 sequences
+    }
+  }
+  std::string reason = e.what();
+  if (const auto dash = reason.find(" - "); dash != std::string::npos) {
+    reason.erase(0, dash + 3);
+  } else if (const auto colon = reason.rfind(": "); colon != std::string::npos) {
+    reason.erase(0, colon + 2);
+  }
+  reason = detail::one_line(reason);
+  if (reason.size() > 120) reason = reason.substr(0, 117) + "...";
+  throw input_error(source, {},
+                    fmt::format("line {}, column {}: JSON syntax error: {}", line, column, reason));
+}
+
+// Validates one scenario document; every problem is an input_error naming source and JSON path.
+class document_parser {
+ public:
+  explicit document_parser(const std::string& source) : source_(source) {}
+
+  scenario parse(const ordered& doc) {
+    if (!doc.is_object()) fail("(root)", "expected an object (a scenario), got " + shown(doc));
+    // The schema first: another kind of file (a result) should be told as such.
+    if (doc.contains("schema")) check_schema(doc["schema"]);
+    for (const auto& [key, value] : doc.items()) {
+      if (std::find(top_level_keys().begin(), top_level_keys().end(), key) ==
+          top_level_keys().end())
+        fail(key_text(key), "unknown key" + did_you_mean(key, top_level_keys()));
+    }
+    (void)required(doc, "schema");
+    scenario s;
+    s.source = source_;
+    s.name = parse_name(required(doc, "name"));
+    if (doc.contains("description")) s.description = text(doc["description"], "description");
+    const kind_spec& kind = parse_kind(required(doc, "kind"));
+    s.kind = kind.kind;
+    if (doc.contains("tags")) s.tags = parse_tags(doc["tags"]);
+    if (doc.contains("params")) {
+      expect_object(doc["params"], "params", "an object of params");
+      s.params = detail::read_params(kind, doc["params"], source_);
+    }
+    if (doc.contains("matrix")) s.matrix = parse_matrix(kind, doc["matrix"]);
+    fill_defaults(kind, s);
+    if (doc.contains("sampling")) s.sampling = parse_sampling(doc["sampling"]);
+    if (doc.contains("gate")) s.gate = parse_gate(doc["gate"]);
+    return s;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& path, const std::string& message) const {
+    throw input_error(source_, path, message);
+  }
+
+  const ordered& required(const ordered& doc, const char* key) const {
+    if (!doc.contains(key)) fail(key, "required key is missing");
+    return doc[key];
+  }
+
+  void expect_object(const ordered& v, const std::string& path, const std::string& what) const {
+    if (!v.is_object()) fail(path, "expected " + what + ", got " + shown(v));
+  }
+
+  std::string text(const ordered& v, const std::string& path) const {
+    if (!v.is_string()) fail(path, "expected a string, got " + shown(v));
+    return v.get<std::string>();
+  }
+
+  json value_of(const param_spec& spec, const ordered& v, const std::string& path) const {
+    auto c = detail::check_value(spec, v);
+    if (!c.ok()) fail(path, c.problem);
+    return std::move(c.value);
+  }
+
+  void check_schema(const ordered& v) const {
+    if (!v.is_string() || v.get_ref<const std::string&>() != schema_id)
+      fail("schema", fmt::format("expected \"{}\", got {}", schema_id, shown(v)));
+  }
+
+  std::string parse_name(const ordered& v) const {
+    const bool ok = v.is_string() && !v.get_ref<const std::string&>().empty() &&
+                    std::all_of(v.get_ref<const std::string&>().begin(),
+                                v.get_ref<const std::string&>().end(), [](char c) {
+                                  return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+                                         c == '.' || c == '_' || c == '-';
+                                });
+    if (!ok) fail("name", "expected a name of letters, digits, '.', '_' and '-', got " + shown(v));
+    return v.get<std::string>();
+  }
+
+  const kind_spec& parse_kind(const ordered& v) const {
+    std::vector<std::string> names;
+    for (const auto& k : kinds()) names.push_back(k.kind);
+    if (!v.is_string()) fail("kind", "expected one of " + quoted_list(names) + ", got " + shown(v));
+    const auto& name = v.get_ref<const std::string&>();
+    const kind_spec* k = find_kind(name);
+    if (k == nullptr)
+      fail("kind", fmt::format("unknown kind {}, expected {}{}", shown(v), quoted_list(names),
+                               did_you_mean(name, names)));
+    return *k;
+  }
+
+  std::vector<std::string> parse_tags(const ordered& v) const {
+    if (!v.is_array()) fail("tags", "expected a list of strings, got " + shown(v));
+    std::vector<std::string> tags;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_string() || v[i].get_ref<const std::string&>().empty())
+        fail(fmt::format("tags[{}]", i), "expected a non-empty string, got " + shown(v[i]));
+      tags.push_back(v[i].get<std::string>());
+    }
+    return tags;
+  }
+
+  std::vector<matrix_axis> parse_matrix(const kind_spec& kind, const ordered& m) const {
+    expect_object(m, "matrix", "an object of param -> list of values");
+    std::vector<matrix_axis> axes;
+    std::size_t cases = 1;
+    for (const auto& [key, values] : m.items()) {
+      const std::string path = "matrix." + key_text(key);
+      const param_spec* spec = kind.find(key);
+      if (spec == nullptr)
+        fail(path, fmt::format("unknown param of kind \"{}\"{}", kind.kind,
+                               did_you_mean(key, kind.names())));
+      if (!values.is_array() || values.empty()) fail(path, "expected a non-empty list of values");
+      matrix_axis axis{key, {}, {}};
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        const std::string item_path = fmt::format("{}[{}]", path, i);
+        json v = value_of(*spec, values[i], item_path);
+        const auto same = std::find(axis.normalised.begin(), axis.normalised.end(), v);
+        if (same != axis.normalised.end())
+          fail(item_path,
+               fmt::format("repeats the value of {}[{}]", path, same - axis.normalised.begin()));
+        axis.raw.emplace_back(values[i]);
+        axis.normalised.push_back(std::move(v));
+      }
+      cases *= values.size();
+      if (cases > max_cases)
+        fail("matrix", fmt::format("expands to more than {} cases; split the scenario", max_cases));
+      axes.push_back(std::move(axis));
+    }
+    return axes;
+  }
+
+  // Every param ends up present: from params, else its default, else the matrix's first value.
+  void fill_defaults(const kind_spec& kind, scenario& s) const {
+    for (const auto& p : kind.params) {
+      if (detail::find_dotted(s.params, p.name) != nullptr) continue;
+      const auto axis = std::find_if(s.matrix.begin(), s.matrix.end(),
+                                     [&](const matrix_axis& a) { return a.param == p.name; });
+      if (!p.default_value.is_null())
+        detail::set_dotted(s.params, p.name, p.default_value);
+      else if (axis != s.matrix.end())
+        detail::set_dotted(s.params, p.name, axis->normalised.front());
+      else
+        fail("params." + p.name, "required param is missing");
+    }
+  }
+
+  struct sampling parse_sampling(const ordered& obj) const {
+    expect_object(obj, "sampling", "an object");
+    struct sampling s;
+    for (const auto& [key, value] : obj.items()) {
+      const std::string path = "sampling." + key_text(key);
+      const auto names = sampling_names("");
+      if (std::find(names.begin(), names.end(), key) == names.end())
+        fail(path, "unknown sampling key" + did_you_mean(key, names));
+      set_sampling(s, key, value_of(sampling_param(key), value, path));
+    }
+    if (auto problem = reconcile_samples(s, obj.contains("max_samples")); !problem.empty())
+      fail("sampling.max_samples", problem);
+    return s;
+  }
+
+  json parse_gate(const ordered& gate) const {
+    expect_object(gate, "gate", "an object of metric -> {\"threshold\": ...}");
+    for (const auto& [metric, rule] : gate.items()) {
+      const std::string path = "gate." + key_text(metric);
+      if (metric.empty()) fail("gate", "expected metric names, got an empty key");
+      expect_object(rule, path, "an object such as {\"threshold\": 0.05}");
+      for (const auto& [key, value] : rule.items()) {
+        if (key != "threshold")
+          fail(path + "." + key_text(key), "unknown gate key" + did_you_mean(key, {"threshold"}));
+        if (!value.is_number() || value.get<double>() < 0)
+          fail(path + ".threshold", "expected a number >= 0, got " + shown(value));
+      }
+    }
+    return gate;
+  }
+
+  const std::string& source_;
+};
+
+// A `--set` checked against a scenario: which param (or sampling key) and its normalised value.
+struct resolved_override {
+  std::string label;  // "--set bytes=1MiB", for messages
+  bool is_sampling = false;
+  std::string name;  // param name, or the sampling key without "sampling."
+  json value;
+};
+
+std::vector<resolved_override> resolve(const scenario& s,
+                                       const std::vector<override_spec>& overrides) {
+  const kind_spec* kind = find_kind(s.kind);
+  if (kind == nullptr) throw input_error(s.source, "kind", "unknown kind \"" + s.kind + "\"");
+  std::vector<resolved_override> out;
+  for (const auto& o : overrides) {
+    resolved_override r{detail::one_line("--set " + o.key + "=" + o.value), false, o.key, {}};
+    const param_spec* spec = kind->find(o.key);
+    if (o.key.starts_with("sampling.")) {
+      r.is_sampling = true;
+      r.name = o.key.substr(9);
+      const auto names = sampling_names("");
+      if (std::find(names.begin(), names.end(), r.name) == names.end())
+        throw input_error(
+            r.label, {}, "unknown sampling key" + did_you_mean(o.key, sampling_names("sampling.")));
+      spec = &sampling_param(r.name);
+    } else if (spec == nullptr) {
+      // "warmup" is too far from "sampling.warmup" for an edit distance to find it.
+      const auto sampling_keys = sampling_names("");
+      const bool is_sampling_key =
+          std::find(sampling_keys.begin(), sampling_keys.end(), o.key) != sampling_keys.end();
+      const std::string hint = is_sampling_key ? " (did you mean \"sampling." + o.key + "\"?)"
+                                               : did_you_mean(o.key, kind->names());
+      throw input_error(
+          r.label, {},
+          fmt::format("unknown param of kind \"{}\" in scenario \"{}\"{}", s.kind, s.name, hint));
+    }
+    // JSON first (3, true, "x"), then the text as a string (64MiB, pinned, 2ms).
+    const json parsed = json::parse(o.value, nullptr, false);
+    auto c = parsed.is_discarded() ? detail::checked{{}, "not JSON"}
+                                   : detail::check_value(*spec, parsed);
+    if (!c.ok()) c = detail::check_value(*spec, o.value);
+    if (!c.ok()) throw input_error(r.label, {}, c.problem);
+    r.value = std::move(c.value);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// The scenario's sampling with the sampling.* overrides applied and checked.
+struct sampling overridden_sampling(const scenario& s, const std::vector<resolved_override>& rs) {
+  struct sampling out = s.sampling;
+  const resolved_override* max_override = nullptr;
+  for (const auto& r : rs) {
+    if (!r.is_sampling) continue;
+    set_sampling(out, r.name, r.value);
+    if (r.name == "max_samples") max_override = &r;
+  }
+  if (auto problem = reconcile_samples(out, max_override != nullptr); !problem.empty())
+    throw input_error(max_override->label, {}, problem);
+  return out;
+}
+
+}  // namespace
+
+scenario parse_scenario(std::string_view text, const std::string& source) {
+  ordered doc;
+  try {
+    doc = ordered::parse(text);
+  } catch (const json::parse_error& e) {
+    throw_syntax_error(e, text, source);
+  }
+  return document_parser(source).parse(doc);
+}
+
+std::vector<override_spec> parse_overrides(const std::vector<std::string>& args) {
+  std::vector<override_spec> out;
+  for (const auto& a : args) {
+    const auto eq = a.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw input_error(detail::one_line("--set " + a), {}, "expected KEY=VALUE");
+    out.push_back({a.substr(0, eq), a.substr(eq + 1)});
+  }
+  return out;
+}
+
+void check_overrides(const scenario& s, const std::vector<override_spec>& overrides) {
+  (void)overridden_sampling(s, resolve(s, overrides));
+}
+
+std::vector<case_spec> expand(const scenario& s, const std::vector<override_spec>& overrides) {
+  const auto resolved = resolve(s, overrides);
+  const struct sampling samp = overridden_sampling(s, resolved);
+  json params = s.params;
+  std::vector<const matrix_axis*> axes;
+  for (const auto& a : s.matrix) axes.push_back(&a);
+  for (const auto& r : resolved) {
+    if (r.is_sampling) continue;
+    detail::set_dotted(params, r.name, r.value);
+    std::erase_if(axes, [&](const matrix_axis* a) { return a->param == r.name; });
+  }
+
+  std::size_t total = 1;
+  for (const auto* a : axes) total *= a->raw.size();
+  std::vector<case_spec> cases;
+  cases.reserve(total);
+  for (std::size_t n = 0; n < total; ++n) {
+    case_spec c{{}, params, samp};
+    // Mixed-radix digits of n, the last axis least significant: it varies fastest.
+    std::vector<std::size_t> index(axes.size());
+    std::size_t rest = n;
+    for (std::size_t i = axes.size(); i-- > 0;) {
+      index[i] = rest % axes[i]->raw.size();
+      rest /= axes[i]->raw.size();
+    }
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      detail::set_dotted(c.params, axes[i]->param, axes[i]->normalised[index[i]]);
+      if (i > 0) c.id += ",";
+      c.id += axes[i]->param + "=" + case_id_part(axes[i]->raw[index[i]]);
+    }
+    if (axes.empty()) c.id = "default";
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+}  // namespace pinbench::scenario

@@ -1,0 +1,78 @@
+// The schema itself: every default is a valid value, lookups work, nested params parse.
+#include <catch2/catch.hpp>
+
+#include "scenario/schema.hpp"
+#include "scenario/values.hpp"
+#include "scenario_helpers.hpp"
+
+using namespace pinbench;
+using namespace pinbench::scenario;
+using nlohmann::json;
+
+TEST_CASE("every default is valid and already normalised", "[scenario][schema]") {
+  auto check_specs = [](const std::vector<param_spec>& specs) {
+    for (const auto& p : specs) {
+      INFO(p.name);
+      CHECK_FALSE(p.help.empty());
+      if (p.default_value.is_null()) continue;  // required
+      // Durations are stored in ns but written with a unit; a bare number means nothing.
+      const json written =
+          p.type == param_type::duration
+              ? json(detail::format_duration_compact(p.default_value.get<std::int64_t>()))
+              : p.default_value;
+      const auto c = detail::check_value(p, written);
+      CHECK(c.problem == "");
+      CHECK(c.value == p.default_value);
+    }
+  };
+  REQUIRE_FALSE(kinds().empty());
+  for (const auto& k : kinds()) {
+    INFO(k.kind);
+    CHECK_FALSE(k.help.empty());
+    check_specs(k.params);
+  }
+  check_specs(sampling_params());
+}
+
+TEST_CASE("the transfer kind has its params", "[scenario][schema]") {
+  const kind_spec* k = find_kind("transfer");
+  REQUIRE(k != nullptr);
+  CHECK(k->names() == std::vector<std::string>{"direction", "memory", "mode", "bytes",
+                                               "copies_per_sample", "overlap_compute", "verify"});
+  REQUIRE(k->find("memory") != nullptr);
+  CHECK(k->find("memory")->choices == std::vector<std::string>{"pageable", "pinned", "pinned_wc",
+                                                               "registered", "pin_on_the_fly"});
+  CHECK(k->find("bytes")->type == param_type::size);
+  CHECK(k->find("nope") == nullptr);
+  CHECK(find_kind("tranfer") == nullptr);
+}
+
+TEST_CASE("nested params are written as nested objects", "[scenario][schema]") {
+  // A stand-in kind: no shipped kind has nested params yet, the loader will.
+  kind_spec k{"nested", "test kind", {}};
+  param_spec samples;
+  samples.name = "dataset.samples";
+  samples.type = param_type::integer;
+  samples.min = 1;
+  samples.default_value = 8;
+  param_spec batch = samples;
+  batch.name = "batch_size";
+  k.params = {samples, batch};
+
+  const auto params =
+      nlohmann::ordered_json::parse(R"({"dataset": {"samples": 5}, "batch_size": 2})");
+  CHECK(detail::read_params(k, params, "f.json") ==
+        json{{"dataset", {{"samples", 5}}}, {"batch_size", 2}});
+
+  auto error = [&](const char* text) {
+    return testing::input_error_of(
+        [&] { (void)detail::read_params(k, nlohmann::ordered_json::parse(text), "f.json"); });
+  };
+  CHECK(
+      error(R"({"dataset": {"sampels": 5}})") ==
+      R"(f.json: params.dataset.sampels: unknown param of kind "nested" (did you mean "dataset.samples"?))");
+  CHECK(error(R"({"dataset": {"samples": 0}})") ==
+        "f.json: params.dataset.samples: expected an integer >= 1, got 0");
+  CHECK(error(R"({"dataset": 3})") ==
+        "f.json: params.dataset: expected an object of params, got 3");
+}
