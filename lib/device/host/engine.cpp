@@ -1,0 +1,201 @@
+#include "device/host/engine.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "core/clock.hpp"
+#include "device/host/staging_ring.hpp"
+
+namespace pinbench::device::host {
+
+// ---- event_state ------------------------------------------------------------------------------
+
+std::uint64_t event_state::begin_recording() {
+  std::lock_guard lock(mutex_);
+  return ++recorded_;
+}
+
+void event_state::complete(std::uint64_t generation, std::int64_t timestamp_ns) {
+  {
+    std::lock_guard lock(mutex_);
+    if (generation <= completed_) return;  // a later recording already completed
+    completed_ = generation;
+    timestamp_ns_ = timestamp_ns;
+  }
+  completed_cv_.notify_all();
+}
+
+std::uint64_t event_state::current() const {
+  std::lock_guard lock(mutex_);
+  return recorded_;
+}
+
+bool event_state::is_complete(std::uint64_t generation) const {
+  std::lock_guard lock(mutex_);
+  return completed_ >= generation;
+}
+
+void event_state::wait_for(std::uint64_t generation) {
+  std::unique_lock lock(mutex_);
+  completed_cv_.wait(lock, [&] { return completed_ >= generation; });
+}
+
+std::optional<std::int64_t> event_state::timestamp_ns() const {
+  std::lock_guard lock(mutex_);
+  if (recorded_ == 0 || completed_ < recorded_) return std::nullopt;
+  return timestamp_ns_;
+}
+
+// ---- gate_state -------------------------------------------------------------------------------
+
+void gate_state::release() noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    released_ = true;
+  }
+  released_cv_.notify_all();
+}
+
+void gate_state::wait() {
+  std::unique_lock lock(mutex_);
+  released_cv_.wait(lock, [&] { return released_; });
+}
+
+// ---- op ---------------------------------------------------------------------------------------
+
+op op::copy(std::byte* dst, const std::byte* src, std::size_t bytes) {
+  op o;
+  o.what = kind::copy;
+  o.dst = dst;
+  o.src = src;
+  o.bytes = bytes;
+  return o;
+}
+
+op op::staged_copy(std::byte* dst, const std::byte* src, std::size_t bytes, staging_ring& ring,
+                   std::size_t slot) {
+  op o = copy(dst, src, bytes);
+  o.ring = &ring;
+  o.slot = slot;
+  return o;
+}
+
+op op::compute(std::int64_t duration_ns) {
+  op o;
+  o.what = kind::compute;
+  o.duration_ns = duration_ns;
+  return o;
+}
+
+op op::record(std::shared_ptr<event_state> e, std::uint64_t generation) {
+  op o;
+  o.what = kind::record;
+  o.event = std::move(e);
+  o.generation = generation;
+  return o;
+}
+
+op op::wait(std::shared_ptr<event_state> e, std::uint64_t generation) {
+  op o = record(std::move(e), generation);
+  o.what = kind::wait;
+  return o;
+}
+
+op op::hold(std::shared_ptr<gate_state> g) {
+  op o;
+  o.what = kind::gate;
+  o.gate = std::move(g);
+  return o;
+}
+
+// ---- op_queue ---------------------------------------------------------------------------------
+
+void op_queue::push(op&& o) {
+  if (size_ == slots_.size()) {
+    std::vector<op> grown(std::max<std::size_t>(16, slots_.size() * 2));
+    for (std::size_t i = 0; i < size_; ++i)
+      grown[i] = std::move(slots_[(head_ + i) % slots_.size()]);
+    slots_ = std::move(grown);
+    head_ = 0;
+  }
+  slots_[(head_ + size_) % slots_.size()] = std::move(o);
+  ++size_;
+}
+
+op op_queue::pop() noexcept {
+  op o = std::move(slots_[head_]);
+  head_ = (head_ + 1) % slots_.size();
+  --size_;
+  return o;
+}
+
+// ---- engine -----------------------------------------------------------------------------------
+
+engine::engine() : thread_([this] { run(); }) {
+  ::pthread_setname_np(thread_.native_handle(), "pinbench-stream");
+}
+
+engine::~engine() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  work_cv_.notify_one();
+  thread_.join();  // run() finishes everything queued before it returns
+}
+
+void engine::enqueue(op o) {
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push(std::move(o));
+    ++enqueued_;
+  }
+  work_cv_.notify_one();
+}
+
+void engine::drain() {
+  std::unique_lock lock(mutex_);
+  const std::uint64_t target = enqueued_;
+  drained_cv_.wait(lock, [&] { return completed_ >= target; });
+}
+
+void engine::run() noexcept {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+    if (queue_.empty()) return;  // stopping, and nothing left to do
+    op current = queue_.pop();
+    lock.unlock();
+    execute(current);
+    current = op{};  // drop event/gate references outside the lock
+    lock.lock();
+    ++completed_;
+    drained_cv_.notify_all();
+  }
+}
+
+void engine::execute(op& o) noexcept {
+  switch (o.what) {
+    case op::kind::copy:
+      std::memcpy(o.dst, o.src, o.bytes);
+      if (o.ring != nullptr) o.ring->hand_back(o.slot);
+      break;
+    case op::kind::compute:
+      spin_for_ns(o.duration_ns);  // device work keeps its engine busy, by design
+      break;
+    case op::kind::record:
+      o.event->complete(o.generation, now_ns());
+      break;
+    case op::kind::wait:
+      o.event->wait_for(o.generation);
+      break;
+    case op::kind::gate:
+      o.gate->wait();
+      break;
+  }
+}
+
+}  // namespace pinbench::device::host

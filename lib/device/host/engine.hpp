@@ -1,0 +1,122 @@
+// The host backend's streams: each is an engine thread that executes a FIFO of device
+// operations (copies, synthetic compute, event records and waits, gates) strictly in order.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace pinbench::device::host {
+
+class staging_ring;
+
+/// The state of an event, shared by its handle and by the queued operations that record or
+/// wait for it, so that destroying the handle with work pending is safe (as in CUDA).
+/// Each record() starts a new recording (generation 1, 2, ...); queries and waits refer to the
+/// recording current when they are issued. A later recording completing also counts for an
+/// earlier one: re-recording an event on another stream while a recording is pending is not
+/// well defined in CUDA either.
+class event_state {
+ public:
+  /// Starts a recording and returns its generation.
+  [[nodiscard]] std::uint64_t begin_recording();
+  /// Engine side: recording `generation` was reached at `timestamp_ns`.
+  void complete(std::uint64_t generation, std::int64_t timestamp_ns);
+  /// The current recording; 0 when never recorded.
+  [[nodiscard]] std::uint64_t current() const;
+  [[nodiscard]] bool is_complete(std::uint64_t generation) const;
+  /// Blocks until recording `generation` completed (at once for generation 0).
+  void wait_for(std::uint64_t generation);
+  /// The timestamp of the current recording; nullopt when never recorded or still pending.
+  [[nodiscard]] std::optional<std::int64_t> timestamp_ns() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable completed_cv_;
+  std::uint64_t recorded_ = 0;
+  std::uint64_t completed_ = 0;
+  std::int64_t timestamp_ns_ = 0;
+};
+
+/// The flag a gate operation blocks on.
+class gate_state {
+ public:
+  void release() noexcept;
+  void wait();
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable released_cv_;
+  bool released_ = false;
+};
+
+/// One queued device operation. A plain record: no allocation beyond the queue's own storage.
+struct op {
+  enum class kind : std::uint8_t { copy, compute, record, wait, gate };
+
+  kind what = kind::compute;
+  std::byte* dst = nullptr;
+  const std::byte* src = nullptr;
+  std::size_t bytes = 0;
+  staging_ring* ring = nullptr;  ///< copy: a staging slot to hand back once copied
+  std::size_t slot = 0;
+  std::int64_t duration_ns = 0;  ///< compute
+  std::uint64_t generation = 0;  ///< record, wait
+  std::shared_ptr<event_state> event;
+  std::shared_ptr<gate_state> gate;
+
+  [[nodiscard]] static op copy(std::byte* dst, const std::byte* src, std::size_t bytes);
+  [[nodiscard]] static op staged_copy(std::byte* dst, const std::byte* src, std::size_t bytes,
+                                      staging_ring& ring, std::size_t slot);
+  [[nodiscard]] static op compute(std::int64_t duration_ns);
+  [[nodiscard]] static op record(std::shared_ptr<event_state> e, std::uint64_t generation);
+  [[nodiscard]] static op wait(std::shared_ptr<event_state> e, std::uint64_t generation);
+  [[nodiscard]] static op hold(std::shared_ptr<gate_state> g);
+};
+
+/// A FIFO of operations in a growable ring buffer: in steady state enqueueing allocates nothing.
+class op_queue {
+ public:
+  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+  void push(op&& o);
+  [[nodiscard]] op pop() noexcept;
+
+ private:
+  std::vector<op> slots_;
+  std::size_t head_ = 0;
+  std::size_t size_ = 0;
+};
+
+/// A stream's engine thread. enqueue() may be called from any thread; operations run in the
+/// order they were enqueued. The destructor drains the queue and joins the thread.
+class engine {
+ public:
+  engine();
+  ~engine();
+  engine(const engine&) = delete;
+  engine& operator=(const engine&) = delete;
+
+  void enqueue(op o);
+  /// Blocks until every operation enqueued before the call has completed.
+  void drain();
+
+ private:
+  void run() noexcept;
+  static void execute(op& o) noexcept;
+
+  std::mutex mutex_;
+  std::condition_variable work_cv_;
+  std::condition_variable drained_cv_;
+  op_queue queue_;
+  std::uint64_t enqueued_ = 0;
+  std::uint64_t completed_ = 0;
+  bool stopping_ = false;
+  std::thread thread_;  // last: started once everything above exists
+};
+
+}  // namespace pinbench::device::host
