@@ -1,0 +1,280 @@
+#include "report/layout.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <initializer_list>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/units.hpp"
+
+namespace pinbench::report::detail {
+
+namespace {
+
+struct headline {
+  std::string_view name;
+  bool always;  ///< shown even when no case has it (then every cell reads "-")
+};
+
+// The columns a person looks at first, per kind. Kinds not listed show every metric.
+constexpr std::array transfer_headlines{headline{"bandwidth", true}, headline{"copy_time", true},
+                                        headline{"host_call_time", true},
+                                        headline{"overlap", false}, headline{"pin_time", false}};
+constexpr std::array loader_headlines{
+    headline{"samples_per_s", false}, headline{"gpu_busy", false},
+    headline{"data_wait", false},     headline{"h2d_time", false},
+    headline{"pin_time", false},      headline{"peak_pinned_bytes", false}};
+constexpr std::array allocator_headlines{headline{"alloc_latency", false},
+                                         headline{"free_latency", false},
+                                         headline{"iteration_time", false},
+                                         headline{"empty_cache_time", false},
+                                         headline{"allocated_bytes.all.peak", false},
+                                         headline{"reserved_bytes.all.peak", false},
+                                         headline{"fragmentation", false},
+                                         headline{"num_device_alloc", false},
+                                         headline{"num_alloc_retries", false},
+                                         headline{"num_ooms", false}};
+
+bool any_case_has(const bench::scenario_result& s, std::string_view name) {
+  return std::any_of(s.cases.begin(), s.cases.end(),
+                     [&](const bench::case_result& c) { return c.find(name) != nullptr; });
+}
+
+template <std::size_t N>
+std::vector<std::string> pick(const bench::scenario_result& s,
+                              const std::array<headline, N>& headlines) {
+  std::vector<std::string> out;
+  for (const auto& h : headlines)
+    if (h.always || any_case_has(s, h.name)) out.emplace_back(h.name);
+  return out;
+}
+
+std::vector<std::string> every_metric(const bench::scenario_result& s) {
+  std::vector<std::string> out;
+  for (const auto& c : s.cases)
+    for (const auto& m : c.metrics)
+      if (std::find(out.begin(), out.end(), m.name) == out.end()) out.push_back(m.name);
+  return out;
+}
+
+// Cells of these units carry their own (scaled) unit, so the header needs none.
+std::string header_unit(std::string_view unit) {
+  if (unit == "ns" || unit == "bytes" || unit == "count" || unit.empty()) return {};
+  if (unit == "fraction") return "%";
+  return std::string(unit);
+}
+
+std::string metric_header(const bench::scenario_result& s, const std::string& name) {
+  for (const auto& c : s.cases)
+    if (const auto* m = c.find(name)) {
+      const auto unit = header_unit(m->unit);
+      return unit.empty() ? name : name + " " + unit;
+    }
+  return name;
+}
+
+std::string plain_number(double v) {
+  if (v == 0) return "0";
+  if (std::fabs(v) >= 1) return fmt::format("{:.2f}", v);
+  return fmt::format("{:#.3g}", v);
+}
+
+std::string one_line(std::string_view s) {
+  std::string out(s);
+  std::replace_if(
+      out.begin(), out.end(), [](char ch) { return ch == '\n' || ch == '\r' || ch == '\t'; }, ' ');
+  return out;
+}
+
+const nlohmann::json* at(const nlohmann::json& j, std::initializer_list<const char*> keys) {
+  const nlohmann::json* p = &j;
+  for (const char* k : keys) {
+    if (!p->is_object()) return nullptr;
+    const auto it = p->find(k);
+    if (it == p->end()) return nullptr;
+    p = &*it;
+  }
+  return p;
+}
+
+// A string or number from the environment as text; empty when absent.
+std::string text_at(const nlohmann::json& j, std::initializer_list<const char*> keys) {
+  const auto* v = at(j, keys);
+  if (v == nullptr || v->is_null()) return {};
+  if (v->is_string()) return v->get<std::string>();
+  if (v->is_number() || v->is_boolean()) return v->dump();
+  return {};
+}
+
+std::string count_phrase(std::size_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+}  // namespace
+
+summary finite_summary(const bench::metric& m) {
+  std::vector<double> finite;
+  finite.reserve(m.samples.size());
+  for (double x : m.samples)
+    if (std::isfinite(x)) finite.push_back(x);
+  return summarize(finite);
+}
+
+std::vector<std::string> shown_metrics(const bench::scenario_result& s) {
+  std::vector<std::string> out;
+  if (s.kind == "transfer")
+    out = pick(s, transfer_headlines);
+  else if (s.kind == "loader")
+    out = pick(s, loader_headlines);
+  else if (s.kind == "allocator")
+    out = pick(s, allocator_headlines);
+  // A kind whose engine names its metrics differently still gets a useful table.
+  if (out.empty()) out = every_metric(s);
+  return out;
+}
+
+std::string format_value(double v, std::string_view unit) {
+  if (!std::isfinite(v)) return "-";
+  if (unit == "ns") return format_duration_ns(v);
+  if (unit == "bytes") {
+    if (v < 0) return fmt::format("{:.0f} B", v);
+    return format_bytes(static_cast<std::uint64_t>(std::llround(v)));
+  }
+  if (unit == "fraction") return fmt::format("{:.1f}", v * 100);
+  if (unit == "count" && v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
+  return plain_number(v);
+}
+
+std::string metric_cell(const bench::metric* m) {
+  if (m == nullptr) return "-";
+  const auto s = finite_summary(*m);
+  if (s.n == 0) return "-";
+  auto out = format_value(s.median, m->unit);
+  // Identical samples (a counter) have no noise worth a column of "±0.0%".
+  // Fractions are shown in percent already: their spread is in percentage points, since a
+  // relative spread around a median near 0 (no overlap) would read as noise of 1000%.
+  if (s.n >= 2 && s.stdev != 0)
+    out += m->unit == "fraction" ? fmt::format(" \u00b1{:.1f}", s.stdev * 100)
+                                 : fmt::format(" \u00b1{:.1f}%", s.rel_stdev() * 100);
+  return out;
+}
+
+grid scenario_grid(const bench::scenario_result& s, std::size_t message_limit) {
+  const auto names = shown_metrics(s);
+  grid g;
+  g.columns.push_back({"case", align::left});
+  for (const auto& name : names) g.columns.push_back({metric_header(s, name), align::right});
+  g.columns.push_back({"n", align::right});
+  g.columns.push_back({"stop", align::left});
+  g.columns.push_back({"status", align::left});
+
+  for (const auto& c : s.cases) {
+    std::vector<std::string> row;
+    row.push_back(c.id.empty() ? "default" : c.id);
+    const bench::metric* counted = nullptr;  // the metric whose sample count the row shows
+    for (const auto& name : names) {
+      const auto* m = c.find(name);
+      if (counted == nullptr && m != nullptr && !m->samples.empty()) counted = m;
+      row.push_back(metric_cell(m));
+    }
+    if (counted == nullptr)
+      for (const auto& m : c.metrics)
+        if (!m.samples.empty()) {
+          counted = &m;
+          break;
+        }
+    row.push_back(counted != nullptr ? std::to_string(counted->samples.size()) : "-");
+    row.push_back(c.metrics.empty() ? "-" : std::string(bench::to_string(c.stopped)));
+    std::string status = c.status;
+    if (!c.message.empty()) {
+      const auto message = one_line(c.message);
+      status += ": " + (message_limit == 0 ? message : truncate(message, message_limit));
+    }
+    row.push_back(std::move(status));
+    g.rows.push_back(std::move(row));
+    g.statuses.push_back(c.status);
+  }
+  return g;
+}
+
+std::string backend_name(const bench::run_result& r) {
+  if (!r.backend.empty()) return r.backend;
+  return text_at(r.environment, {"backend"});
+}
+
+std::string header_line(const bench::run_result& r) {
+  std::vector<std::string> parts;
+  parts.push_back("pinbench " +
+                  (r.tool_version.empty() ? std::string(PINBENCH_VERSION) : r.tool_version));
+  const auto& env = r.environment;
+  const auto backend = backend_name(r);
+  const auto device = text_at(env, {"device", "name"});
+  if (backend == "host") {
+    // The device name only repeats the CPU model, which follows anyway.
+    parts.push_back("backend: host (emulated device, not a GPU)");
+  } else {
+    parts.push_back("backend: " + (backend.empty() ? std::string("unknown") : backend));
+    if (!device.empty()) parts.push_back(device);
+    const auto gen = text_at(env, {"device", "pcie", "gen"});
+    const auto width = text_at(env, {"device", "pcie", "width"});
+    if (!gen.empty() && !width.empty()) parts.push_back("PCIe gen " + gen + " x" + width);
+    const auto driver = text_at(env, {"device", "driver"});
+    if (!driver.empty()) parts.push_back("driver " + driver);
+  }
+  const auto cpu = text_at(env, {"host", "cpu"});
+  if (!cpu.empty()) parts.push_back(cpu);
+  if (!r.created.empty()) parts.push_back(r.created);
+
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : " \u00b7 ") + p;
+  return out;
+}
+
+std::vector<std::string> environment_warnings(const bench::run_result& r) {
+  std::vector<std::string> out;
+  const auto* w = at(r.environment, {"warnings"});
+  if (w == nullptr || !w->is_array()) return out;
+  for (const auto& item : *w)
+    out.push_back(item.is_string() ? item.get<std::string>() : item.dump());
+  return out;
+}
+
+std::string footer_line(const bench::run_result& r) {
+  std::size_t cases = 0, failed = 0, interrupted = 0;
+  for (const auto& s : r.scenarios)
+    for (const auto& c : s.cases) {
+      ++cases;
+      if (c.status == "error") ++failed;
+      if (c.status == "interrupted") ++interrupted;
+    }
+  auto out = fmt::format("{}, {} failed, {} interrupted", count_phrase(cases, "case", "cases"),
+                         failed, interrupted);
+  const auto backend = backend_name(r);
+  if (!backend.empty()) out += "; backend: " + backend;
+  if (backend == "host") out += " \u2014 host-emulated figures, not GPU figures";
+  return out;
+}
+
+std::size_t display_width(std::string_view s) noexcept {
+  // Count every byte that does not continue a UTF-8 sequence.
+  return static_cast<std::size_t>(std::count_if(
+      s.begin(), s.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
+}
+
+std::string truncate(std::string_view s, std::size_t limit) {
+  if (display_width(s) <= limit) return std::string(s);
+  if (limit == 0) return {};
+  std::size_t kept = 0, i = 0;
+  for (; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
+      if (kept == limit - 1) break;
+      ++kept;
+    }
+  }
+  return std::string(s.substr(0, i)) + "\u2026";
+}
+
+}  // namespace pinbench::report::detail

@@ -1,0 +1,67 @@
+// What the terminal table and the Markdown report share: which columns a scenario shows and
+// how each cell reads. Internal to report/.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench/result.hpp"
+#include "core/stats.hpp"
+
+namespace pinbench::report::detail {
+
+enum class align { left, right };
+
+struct column {
+  std::string header;  ///< the metric name, with its unit when cells do not carry it
+  align alignment = align::left;
+};
+
+/// One scenario as a grid of text cells, before it is drawn as text or Markdown.
+struct grid {
+  std::vector<column> columns;
+  std::vector<std::vector<std::string>> rows;  ///< one per case; the status cell is last
+  std::vector<std::string> statuses;           ///< per row: the case's status (for colour)
+};
+
+/// Summary over the finite samples only: a NaN must not reach the sort in summarize().
+[[nodiscard]] summary finite_summary(const bench::metric& m);
+
+/// The metrics a scenario's table shows, in order: the kind's headline metrics (those marked
+/// optional only when some case has them), or for other kinds every metric, in the order
+/// they first appear.
+[[nodiscard]] std::vector<std::string> shown_metrics(const bench::scenario_result& s);
+
+/// A value in its unit as people read it: durations and sizes scaled ("1.50 us", "4 MiB"),
+/// fractions as percentages, rates with 2 decimals (3 significant digits below 1).
+[[nodiscard]] std::string format_value(double v, std::string_view unit);
+
+/// "median ±noise%" for a metric (noise = stdev / mean, shown when the samples vary), "-"
+/// when it is absent or has no samples.
+[[nodiscard]] std::string metric_cell(const bench::metric* m);
+
+/// The scenario's grid: case, shown metrics, n, stop, status ("error: message" with the message
+/// cut to `message_limit` characters; 0 keeps it whole). Newlines in messages become spaces.
+[[nodiscard]] grid scenario_grid(const bench::scenario_result& s, std::size_t message_limit);
+
+/// "pinbench 0.1.0 · backend: host (emulated: X) · CPU · created".
+[[nodiscard]] std::string header_line(const bench::run_result& r);
+
+/// Environment warnings (environment.warnings), one string each.
+[[nodiscard]] std::vector<std::string> environment_warnings(const bench::run_result& r);
+
+/// "N cases, M failed, K interrupted; backend: host — host-emulated figures, not GPU figures".
+[[nodiscard]] std::string footer_line(const bench::run_result& r);
+
+/// The backend name: run_result::backend, else environment.backend.
+[[nodiscard]] std::string backend_name(const bench::run_result& r);
+
+/// Columns a string takes in a terminal: UTF-8 code points (pinbench prints no wide glyphs).
+[[nodiscard]] std::size_t display_width(std::string_view s) noexcept;
+
+/// `s` cut to at most `limit` code points, ending in "…" when cut.
+[[nodiscard]] std::string truncate(std::string_view s, std::size_t limit);
+
+}  // namespace pinbench::report::detail

@@ -1,0 +1,77 @@
+// The Markdown report: the terminal table's content as GitHub-flavoured tables.
+#include <string>
+#include <string_view>
+
+#include "report/layout.hpp"
+#include "report/report.hpp"
+
+namespace pinbench::report {
+
+namespace {
+
+// A pipe would end the cell; a newline would end the table.
+std::string cell(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    if (ch == '|')
+      out += "\\|";
+    else if (ch == '\n' || ch == '\r')
+      out += ' ';
+    else
+      out += ch;
+  }
+  return out;
+}
+
+std::string table_row(const std::vector<std::string>& cells) {
+  std::string line = "|";
+  for (const auto& c : cells) line += " " + cell(c) + " |";
+  return line + "\n";
+}
+
+}  // namespace
+
+std::string to_markdown(const bench::run_result& r) {
+  std::string out = "# pinbench results\n\n" + cell(detail::header_line(r)) + "\n";
+  const auto warnings = detail::environment_warnings(r);
+  if (!warnings.empty()) {
+    out += "\n";
+    for (const auto& w : warnings) out += "> warning: " + cell(w) + "\n";
+  }
+
+  for (const auto& s : r.scenarios) {
+    out += "\n## " + cell(s.name) + "\n\n";
+    if (!s.description.empty()) out += cell(s.description) + "\n\n";
+    out += "kind: `" + s.kind + "`";
+    if (!s.source.empty()) out += " \u00b7 source: `" + s.source + "`";
+    out += "\n\n";
+    if (s.cases.empty()) {
+      out += "(no cases)\n";
+      continue;
+    }
+    // A document has room for the whole message.
+    const auto g = detail::scenario_grid(s, 0);
+    std::vector<std::string> headers, rule;
+    for (const auto& c : g.columns) {
+      headers.push_back(c.header);
+      rule.push_back(c.alignment == detail::align::right ? "---:" : ":---");
+    }
+    out += table_row(headers);
+    std::string rule_line = "|";
+    for (const auto& x : rule) rule_line += x + "|";
+    out += rule_line + "\n";
+    for (const auto& row : g.rows) out += table_row(row);
+    bool first = true;
+    for (const auto& c : s.cases)
+      for (const auto& w : c.warnings) {
+        if (first) out += "\n";
+        first = false;
+        out += "- warning: " + cell(c.id.empty() ? "default" : c.id) + ": " + cell(w) + "\n";
+      }
+  }
+  out += "\n" + detail::footer_line(r) + "\n";
+  return out;
+}
+
+}  // namespace pinbench::report

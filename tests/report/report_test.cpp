@@ -1,0 +1,446 @@
+// The result writers and reader: JSON round trip, golden table/CSV/Markdown, error paths.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include "core/error.hpp"
+#include "report/report.hpp"
+
+using namespace pinbench;
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+namespace {
+
+const std::string long_error =
+    "cudaHostRegister failed: operation not permitted (error 800); RLIMIT_MEMLOCK is 8 MiB, "
+    "below the 1 MiB | 64 MiB buffers asked for; raise it with `ulimit -l unlimited`";
+
+bench::metric make_metric(std::string name, std::string unit, std::string better,
+                          std::vector<double> samples) {
+  bench::metric m;
+  m.name = std::move(name);
+  m.unit = std::move(unit);
+  m.better = std::move(better);
+  m.samples = std::move(samples);
+  return m;
+}
+
+// Two scenarios: a transfer one (ok, ok with warnings, error) and one of a kind the report
+// does not know. Fixed timestamp and environment so that every output is deterministic.
+bench::run_result sample_run() {
+  bench::run_result r;
+  r.tool_version = "0.1.0";
+  r.tool_git = "abc1234";
+  r.created = "2026-11-30T20:00:00Z";
+  r.backend = "host";
+  r.environment = {
+      {"backend", "host"},
+      {"device",
+       {{"name", "host-emulated device"}, {"emulated", true}, {"memory_bytes", 8589934592ULL}}},
+      {"host",
+       {{"cpu", "Test CPU @ 3.00GHz"},
+        {"cores", 2},
+        {"memory_bytes", 17179869184ULL},
+        {"hostname", "testhost"}}},
+      {"warnings", {"mlock failed: pinned memory is not page-locked"}}};
+  r.overrides = {{"copies_per_sample", "2"}};
+  r.seed = 42;
+  r.command_line = "pinbench run scenarios/h2d.json --set copies_per_sample=2 --seed 42";
+
+  bench::scenario_result t;
+  t.name = "h2d-pinned-vs-pageable";
+  t.description = "pinned vs pageable host memory";
+  t.kind = "transfer";
+  t.source = "scenarios/h2d.json";
+  t.gate = {{"bandwidth", {{"threshold", 0.05}}}};
+
+  bench::case_result pinned;
+  pinned.id = "memory=pinned,bytes=1MiB";
+  pinned.params = {
+      {"direction", "h2d"}, {"memory", "pinned"}, {"mode", "non_blocking"}, {"bytes", "1MiB"}};
+  pinned.metrics = {make_metric("bandwidth", "GB/s", "higher", {24.1, 24.5, 24.3, 24.4}),
+                    make_metric("copy_time", "ns", "lower", {43500, 42800, 43100, 43000}),
+                    make_metric("host_call_time", "ns", "lower", {2100, 2050, 2200, 2080}),
+                    make_metric("overlap", "fraction", "higher", {0.91, 0.93, 0.92, 0.95})};
+  pinned.stopped = bench::stop_reason::converged;
+  pinned.elapsed_s = 0.25;
+  pinned.extra = {{"verified", true}};
+
+  bench::case_result pageable;
+  pageable.id = "memory=pageable,bytes=1MiB";
+  pageable.params = {
+      {"direction", "h2d"}, {"memory", "pageable"}, {"mode", "non_blocking"}, {"bytes", "1MiB"}};
+  pageable.metrics = {make_metric("bandwidth", "GB/s", "higher", {11.2, 11.9, 11.5}),
+                      make_metric("copy_time", "ns", "lower", {89000, 91000, 90500}),
+                      make_metric("host_call_time", "ns", "lower", {88000, 90000, 89500})};
+  pageable.stopped = bench::stop_reason::max_samples;
+  pageable.elapsed_s = 1.5;
+  pageable.warnings = {"noise 3.1% above max_noise 1%"};
+
+  bench::case_result failed;
+  failed.id = "memory=registered,bytes=1MiB";
+  failed.params = {
+      {"direction", "h2d"}, {"memory", "registered"}, {"mode", "non_blocking"}, {"bytes", "1MiB"}};
+  failed.status = "error";
+  failed.message = long_error;
+  failed.elapsed_s = 0.01;
+
+  t.cases = {pinned, pageable, failed};
+
+  bench::scenario_result c;
+  c.name = "widgets";
+  c.description = "a kind the report knows nothing about";
+  c.kind = "custom";
+  c.source = "tests/widgets.json";
+
+  bench::case_result quoted;
+  quoted.id = "label=a,\"b\"";
+  quoted.params = {{"label", "a,\"b\""}, {"depth", 3}, {"nested", {{"x", 1}}}};
+  // Insertion order differs from alphabetical order on purpose.
+  quoted.metrics = {make_metric("widgets", "count", "higher", {3, 3, 3}),
+                    make_metric("latency", "ns", "lower", {1500, 1700}),
+                    make_metric("ratio", "fraction", "", {0.25})};
+  quoted.stopped = bench::stop_reason::single;
+
+  bench::case_result plain;
+  plain.id = "label=plain";
+  plain.params = {{"label", "plain"}, {"depth", 4}};
+  plain.metrics = {make_metric("latency", "ns", "lower", {1600}),
+                   make_metric("widgets", "count", "higher", {4}),
+                   make_metric("spill", "bytes", "lower", {4096})};
+  plain.stopped = bench::stop_reason::single;
+
+  c.cases = {quoted, plain};
+  r.scenarios = {t, c};
+  return r;
+}
+
+std::filesystem::path golden_path(const std::string& name) {
+  return std::filesystem::path(PINBENCH_SOURCE_DIR) / "tests" / "data" / "golden" / name;
+}
+
+// PINBENCH_UPDATE_GOLDEN=1 rewrites the golden file instead of comparing with it.
+void check_golden(const std::string& name, const std::string& actual) {
+  const auto path = golden_path(name);
+  const char* update = std::getenv("PINBENCH_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream(path, std::ios::binary) << actual;
+    WARN("rewrote " << path.string());
+  }
+  std::ifstream in(path, std::ios::binary);
+  INFO("golden file " << path.string() << " (PINBENCH_UPDATE_GOLDEN=1 rewrites it)");
+  REQUIRE(in.good());
+  std::stringstream expected;
+  expected << in.rdbuf();
+  CHECK(actual == expected.str());
+}
+
+bool all_finite(const ordered_json& j) {
+  if (j.is_number_float()) return std::isfinite(j.get<double>());
+  if (j.is_structured())
+    for (const auto& v : j)
+      if (!all_finite(v)) return false;
+  return true;
+}
+
+std::string error_of(const ordered_json& j, const std::string& source) {
+  try {
+    (void)report::from_json(j, source);
+  } catch (const input_error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::vector<std::string> keys_of(const ordered_json& j) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : j.items()) out.push_back(k);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("result JSON has the pinbench.result/1 shape", "[report]") {
+  const auto j = report::to_json(sample_run());
+  CHECK(j["schema"] == "pinbench.result/1");
+  CHECK(j["tool"] == ordered_json{{"name", "pinbench"}, {"version", "0.1.0"}, {"git", "abc1234"}});
+  CHECK(j["seed"] == 42);
+  CHECK(j["interrupted"] == false);
+  CHECK(j["overrides"]["copies_per_sample"] == "2");
+  CHECK(j["environment"]["backend"] == "host");
+  CHECK(j["environment"]["warnings"].size() == 1);
+
+  const auto& t = j["scenarios"][0];
+  CHECK(t["gate"]["bandwidth"]["threshold"] == 0.05);
+  const auto& pinned = t["cases"][0];
+  CHECK(pinned["stop_reason"] == "converged");
+  CHECK(pinned["info"]["verified"] == true);
+  CHECK_FALSE(pinned.contains("message"));
+  CHECK_FALSE(pinned.contains("warnings"));
+  const auto& bw = pinned["metrics"]["bandwidth"];
+  CHECK(bw["unit"] == "GB/s");
+  CHECK(bw["better"] == "higher");
+  CHECK(bw["summary"]["n"] == 4);
+  CHECK(bw["summary"]["median"].is_number());
+  CHECK(bw["summary"]["median"].get<double>() == Approx(24.35));
+  CHECK(bw["summary"]["min"] == 24.1);
+  CHECK(bw["samples"] == ordered_json{24.1, 24.5, 24.3, 24.4});
+
+  const auto& failed = t["cases"][2];
+  CHECK(failed["status"] == "error");
+  CHECK(failed["message"] == long_error);  // the whole message, not the table's cut
+  CHECK(failed["metrics"].empty());
+  CHECK_FALSE(failed.contains("info"));
+  CHECK(t["cases"][1]["warnings"][0] == "noise 3.1% above max_noise 1%");
+  CHECK_FALSE(j["scenarios"][1].contains("gate"));
+
+  // The metrics object keeps the order the engine recorded, not alphabetical order.
+  CHECK(keys_of(t["cases"][0]["metrics"]) ==
+        std::vector<std::string>{"bandwidth", "copy_time", "host_call_time", "overlap"});
+  CHECK(keys_of(j["scenarios"][1]["cases"][0]["metrics"]) ==
+        std::vector<std::string>{"widgets", "latency", "ratio"});
+  CHECK(keys_of(j).front() == "schema");
+
+  check_golden("report.json", j.dump(2) + "\n");
+}
+
+TEST_CASE("result JSON reads back to the same document", "[report]") {
+  const auto run = sample_run();
+  const auto first = report::to_json(run);
+  const auto text = first.dump(2);
+
+  SECTION("parsed keeping key order") {
+    const auto back = report::from_json(ordered_json::parse(text), "mem.json");
+    CHECK(report::to_json(back) == first);
+    CHECK(back.scenarios[1].cases[0].metrics[0].name == "widgets");
+    CHECK(back.backend == "host");
+    CHECK(back.seed == 42);
+    CHECK(back.scenarios[0].cases[1].stopped == bench::stop_reason::max_samples);
+    CHECK(back.scenarios[0].cases[0].extra == json{{"verified", true}});
+    CHECK(report::to_table(back) == report::to_table(run));
+    CHECK(report::to_csv(back) == report::to_csv(run));
+  }
+  SECTION("parsed as nlohmann::json (keys sorted)") {
+    const auto back = report::from_json(json::parse(text), "mem.json");
+    CHECK(json(report::to_json(back)) == json(first));
+  }
+}
+
+TEST_CASE("result JSON never holds NaN or infinity", "[report]") {
+  auto run = sample_run();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  auto& c = run.scenarios[0].cases[0];
+  c.metrics[0].samples = {20.0, nan, inf, 22.0};
+  c.elapsed_s = nan;
+  c.extra["ratio"] = nan;
+  c.params["limit"] = -inf;
+  run.environment["device"]["clock_ghz"] = inf;
+
+  const auto j = report::to_json(run);
+  CHECK(all_finite(j));
+  const auto text = j.dump();
+  for (const char* bad : {"nan", "NaN", "Infinity", ":inf", ":-inf", "[inf", ",inf", ",-inf"})
+    CHECK(text.find(bad) == std::string::npos);
+  const auto& bw = j["scenarios"][0]["cases"][0]["metrics"]["bandwidth"];
+  CHECK(bw["samples"][1].is_null());
+  CHECK(bw["samples"][2].is_null());
+  CHECK(bw["summary"]["n"] == 2);  // summarised over the finite samples
+  CHECK(bw["summary"]["median"] == 21.0);
+  CHECK(j["scenarios"][0]["cases"][0]["elapsed_s"].is_null());
+
+  // Readers cope: null reads back as NaN, and every writer still works.
+  const auto back = report::from_json(ordered_json::parse(text), "nan.json");
+  const auto& samples = back.scenarios[0].cases[0].metrics[0].samples;
+  REQUIRE(samples.size() == 4);
+  CHECK(std::isnan(samples[1]));
+  CHECK(std::isnan(back.scenarios[0].cases[0].elapsed_s));
+  CHECK(report::to_json(back) == j);
+  CHECK(report::to_table(back).find("21.00 \u00b16.7%") != std::string::npos);
+  CHECK(report::to_csv(back).find("nan") == std::string::npos);
+}
+
+TEST_CASE("reading a result names the file and the JSON path of a problem", "[report]") {
+  const auto good = report::to_json(sample_run());
+
+  auto j = good;
+  j["schema"] = "foo";
+  CHECK(error_of(j, "old.json") == R"(old.json: schema: expected "pinbench.result/1", got "foo")");
+
+  j = good;
+  j["schema"] = "pinbench.scenario/1";
+  CHECK(error_of(j, "s.json") ==
+        R"(s.json: schema: expected "pinbench.result/1", got "pinbench.scenario/1")");
+
+  j = good;
+  j.erase("schema");
+  CHECK(error_of(j, "r.json") == R"(r.json: schema: expected "pinbench.result/1", got nothing)");
+
+  CHECK(error_of(ordered_json::array(), "r.json") ==
+        "r.json: expected a pinbench.result/1 object, got an array");
+
+  j = good;
+  j["scenarios"][0]["cases"][1]["metrics"]["bandwidth"]["samples"][2] = "x";
+  CHECK(
+      error_of(j, "r.json") ==
+      R"(r.json: scenarios[0].cases[1].metrics.bandwidth.samples[2]: expected a number, got "x")");
+
+  j = good;
+  j["scenarios"][0]["cases"][0]["metrics"]["overlap"]["samples"][0] = std::string(100, 'y');
+  CHECK(error_of(j, "r.json") ==
+        "r.json: scenarios[0].cases[0].metrics.overlap.samples[0]: "
+        "expected a number, got \"" +
+            std::string(39, 'y') + "\u2026\"");
+
+  j = good;
+  j.erase("scenarios");
+  CHECK(error_of(j, "r.json") == "r.json: scenarios: missing (expected an array)");
+
+  j = good;
+  j["scenarios"][1].erase("kind");
+  CHECK(error_of(j, "r.json") == "r.json: scenarios[1].kind: missing (expected a string)");
+
+  j = good;
+  j["scenarios"][0]["cases"][0]["stop_reason"] = "bored";
+  CHECK(error_of(j, "r.json") ==
+        R"(r.json: scenarios[0].cases[0].stop_reason: expected one of "converged", )"
+        R"("max_samples", "timeout", "interrupted", "single", got "bored")");
+
+  j = good;
+  j["scenarios"][0]["cases"][0]["metrics"]["allocated_bytes.all.peak"] = {{"unit", 5}};
+  CHECK(error_of(j, "r.json") ==
+        R"(r.json: scenarios[0].cases[0].metrics["allocated_bytes.all.peak"].unit: )"
+        "expected a string, got 5");
+
+  j = good;
+  j["seed"] = -1;
+  CHECK(error_of(j, "r.json") == "r.json: seed: expected a non-negative integer, got -1");
+
+  j = good;
+  j["scenarios"][0]["cases"][2]["status"] = "meh";
+  CHECK(error_of(j, "r.json") == R"(r.json: scenarios[0].cases[2].status: expected one of )"
+                                 R"("ok", "error", "interrupted", got "meh")");
+}
+
+TEST_CASE("reading a result ignores unknown fields and recomputes summaries", "[report]") {
+  auto j = report::to_json(sample_run());
+  j["from_the_future"] = {{"anything", 1}};
+  j["scenarios"][0]["shiny"] = true;
+  j["scenarios"][0]["cases"][0]["metrics"]["bandwidth"]["histogram"] = ordered_json::array();
+  // A stale summary does not survive: the samples are the truth.
+  j["scenarios"][0]["cases"][0]["metrics"]["bandwidth"]["summary"]["median"] = 999.0;
+  const auto back = report::from_json(j, "r.json");
+  const auto again = report::to_json(back);
+  CHECK_FALSE(again.contains("from_the_future"));
+  CHECK(again["scenarios"][0]["cases"][0]["metrics"]["bandwidth"]["summary"]["median"]
+            .get<double>() == Approx(24.35));
+}
+
+TEST_CASE("the terminal table matches its golden file", "[report]") {
+  const auto run = sample_run();
+  const auto table = report::to_table(run, false);
+  check_golden("report_table.txt", table);
+
+  CHECK(table.find('\x1b') == std::string::npos);
+  CHECK(table.rfind("pinbench 0.1.0 \u00b7 backend: host (emulated device, not a GPU) \u00b7 "
+                    "Test CPU @ 3.00GHz \u00b7 2026-11-30T20:00:00Z\n",
+                    0) == 0);
+  CHECK(table.find("warning: mlock failed") != std::string::npos);
+  CHECK(table.find("== h2d-pinned-vs-pageable (transfer) \u2014 pinned vs pageable host memory") !=
+        std::string::npos);
+  CHECK(table.find("bandwidth GB/s") != std::string::npos);
+  CHECK(table.find("overlap %") != std::string::npos);
+  CHECK(table.find("pin_time") == std::string::npos);  // no case measured it
+  CHECK(table.find("24.35 \u00b1") != std::string::npos);
+  CHECK(table.find("43.05 us") != std::string::npos);
+  // The message is cut in the table (it is whole in the JSON).
+  CHECK(table.find("error: cudaHostRegister failed") != std::string::npos);
+  CHECK(table.find("ulimit -l unlimited") == std::string::npos);
+  CHECK(table.find("\u2026") != std::string::npos);
+  CHECK(table.find("5 cases, 1 failed, 0 interrupted; backend: host \u2014 host-emulated "
+                   "figures, not GPU figures\n") != std::string::npos);
+}
+
+TEST_CASE("the coloured table adds ANSI colours only when asked", "[report]") {
+  const auto table = report::to_table(sample_run(), true);
+  CHECK(table.find("\x1b[1m") != std::string::npos);
+  CHECK(table.find("\x1b[31merror: ") != std::string::npos);
+  CHECK(table.find("\x1b[32mok\x1b[0m") != std::string::npos);
+}
+
+TEST_CASE("the table names a CUDA device with its link and driver", "[report]") {
+  auto run = sample_run();
+  run.backend = "cuda";
+  run.environment = {
+      {"backend", "cuda"},
+      {"device",
+       {{"name", "NVIDIA H200"}, {"driver", "570.86.15"}, {"pcie", {{"gen", 5}, {"width", 16}}}}},
+      {"host", {{"cpu", "Test CPU"}}}};
+  const auto table = report::to_table(run);
+  CHECK(table.rfind("pinbench 0.1.0 \u00b7 backend: cuda \u00b7 NVIDIA H200 \u00b7 PCIe gen 5 x16 "
+                    "\u00b7 driver 570.86.15 \u00b7 Test CPU \u00b7 2026-11-30T20:00:00Z\n",
+                    0) == 0);
+  CHECK(table.find("warning: mlock") == std::string::npos);
+  CHECK(table.find("host-emulated") == std::string::npos);
+  CHECK(table.find("; backend: cuda\n") != std::string::npos);
+}
+
+TEST_CASE("a kind the report does not know shows every metric", "[report]") {
+  const auto table = report::to_table(sample_run());
+  const auto at = table.find("== widgets (custom)");
+  REQUIRE(at != std::string::npos);
+  const auto header = table.substr(table.find('\n', at) + 1);
+  // Metrics in the order they first appear, then n, stop and status.
+  const auto w = header.find("widgets"), l = header.find("latency"), r = header.find("ratio %"),
+             s = header.find("spill"), n = header.find("  n  ");
+  CHECK(w < l);
+  CHECK(l < r);
+  CHECK(r < s);
+  CHECK(s < n);
+  CHECK(header.find("3 \u00b1") == std::string::npos);  // identical samples: no noise to show
+  CHECK(header.find("4.00 KiB") == std::string::npos);
+  CHECK(header.find("4 KiB") != std::string::npos);
+}
+
+TEST_CASE("CSV is long format with RFC 4180 quoting", "[report]") {
+  const auto csv = report::to_csv(sample_run());
+  check_golden("report.csv", csv);
+
+  std::istringstream lines(csv);
+  std::string header;
+  std::getline(lines, header);
+  CHECK(header ==
+        "scenario,kind,case,status,backend,bytes,depth,direction,label,memory,mode,nested.x,"
+        "metric,unit,better,n,median,mean,min,max,q1,q3,stdev");
+  // A param holding a comma and a quote is quoted, its quote doubled.
+  CHECK(csv.find(R"(widgets,custom,"label=a,""b""",ok,host,,3,,"a,""b""",,,1,widgets,count,)"
+                 R"(higher,3,3,3,3,3,3,3,0)") != std::string::npos);
+  // The failed case has one row with empty metric fields.
+  CHECK(csv.find("h2d-pinned-vs-pageable,transfer,\"memory=registered,bytes=1MiB\",error,host,1MiB,"
+                 ",h2d,,registered,non_blocking,,,,,,,,,,,,\n") != std::string::npos);
+  // Numbers keep full precision.
+  CHECK(csv.find(",0.91,0.95,") != std::string::npos);
+  std::size_t rows = 0;
+  for (std::string line; std::getline(lines, line);) ++rows;
+  CHECK(rows == 4 + 3 + 1 + 3 + 3);
+}
+
+TEST_CASE("Markdown matches its golden file", "[report]") {
+  const auto md = report::to_markdown(sample_run());
+  check_golden("report.md", md);
+  CHECK(md.rfind("# pinbench results\n", 0) == 0);
+  CHECK(md.find("## h2d-pinned-vs-pageable\n") != std::string::npos);
+  CHECK(md.find("| case | bandwidth GB/s |") != std::string::npos);
+  CHECK(md.find("|:---|---:|") != std::string::npos);
+  // The pipe in the message is escaped, and the message is whole.
+  CHECK(md.find("1 MiB \\| 64 MiB") != std::string::npos);
+  CHECK(md.find("ulimit -l unlimited") != std::string::npos);
+  CHECK(md.find('\x1b') == std::string::npos);
+}
