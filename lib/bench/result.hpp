@@ -36,6 +36,7 @@ struct case_result {
   nlohmann::json extra = nlohmann::json::object();  ///< kind-specific facts (verified, sample_count, ...)
 
   [[nodiscard]] const metric* find(std::string_view name) const;
+  /// Adds a metric (or returns the one of that name). The reference is valid until the next add.
   metric& add(std::string name, std::string unit, std::string better);
 };
 

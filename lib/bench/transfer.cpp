@@ -315,11 +315,17 @@ class transfer_engine final : public engine {
 
     const double total_bytes = static_cast<double>(p.bytes) * static_cast<double>(p.copies) *
                                static_cast<double>(run.lanes());
-    auto& bandwidth = r.add("bandwidth", "GB/s", "higher");
-    auto& copy_time = r.add("copy_time", "ns", "lower");
-    auto& host_call = r.add("host_call_time", "ns", "lower");
-    metric* overlap = p.overlap_compute_ns > 0 ? &r.add("overlap", "fraction", "higher") : nullptr;
-    metric* pin_time = p.pin_on_the_fly() ? &r.add("pin_time", "ns", "lower") : nullptr;
+    // Add every metric before taking references: adding may move the others.
+    r.add("bandwidth", "GB/s", "higher");
+    r.add("copy_time", "ns", "lower");
+    r.add("host_call_time", "ns", "lower");
+    if (p.overlap_compute_ns > 0) r.add("overlap", "fraction", "higher");
+    if (p.pin_on_the_fly()) r.add("pin_time", "ns", "lower");
+    auto& bandwidth = r.metrics[0];
+    auto& copy_time = r.metrics[1];
+    auto& host_call = r.metrics[2];
+    metric* overlap = p.overlap_compute_ns > 0 ? &r.metrics[3] : nullptr;
+    metric* pin_time = p.pin_on_the_fly() ? &r.metrics.back() : nullptr;
 
     sampler rule(c.sampling);
     rule.start();

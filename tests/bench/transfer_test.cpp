@@ -1,0 +1,141 @@
+// The transfer engine on the host backend: the claims of the seed articles, as behaviour.
+// Margins are wide on purpose (shared 2-core machines): each check compares quantities that
+// differ by an order of magnitude when the semantics are right.
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "bench/engine.hpp"
+#include "core/interrupt.hpp"
+#include "device/backend.hpp"
+#include "scenario/scenario.hpp"
+
+using namespace pinbench;
+
+namespace {
+
+bench::run_result run_text(const std::string& text, std::vector<scenario::override_spec> sets = {}) {
+  const auto s = scenario::parse_scenario(text, "test.json");
+  auto dev = device::make_backend("host");
+  bench::run_options o;
+  o.overrides = std::move(sets);
+  return bench::run_scenarios({s}, *dev, o);
+}
+
+const bench::case_result& find_case(const bench::run_result& r, const std::string& id) {
+  for (const auto& c : r.scenarios.at(0).cases)
+    if (c.id == id) return c;
+  FAIL("no case " << id);
+  throw;
+}
+
+double median(const bench::case_result& c, const std::string& metric) {
+  const auto* m = c.find(metric);
+  REQUIRE(m != nullptr);
+  return m->summarize().median;
+}
+
+const char* k_sampling = R"("sampling": {"warmup": 1, "min_samples": 5, "max_samples": 20,
+                               "min_time": "0", "timeout": "2s"})";
+
+}  // namespace
+
+TEST_CASE("pinned non_blocking copies release the caller at once; pageable ones do not",
+          "[bench][transfer][timing]") {
+  const auto r = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+      "kind": "transfer", "params": {"bytes": "16MiB", "mode": "non_blocking"},
+      "matrix": {"memory": ["pinned", "pageable"]}, )") + k_sampling + "}");
+  const auto& pinned = find_case(r, "memory=pinned");
+  const auto& pageable = find_case(r, "memory=pageable");
+  REQUIRE(pinned.status == "ok");
+  REQUIRE(pageable.status == "ok");
+  CHECK(pinned.extra.at("verified") == true);
+  CHECK(pageable.extra.at("verified") == true);
+  // Enqueueing takes microseconds; a 16 MiB copy takes milliseconds.
+  CHECK(median(pinned, "host_call_time") < median(pinned, "copy_time") / 10);
+  // Staging through the bounce buffer holds the caller for most of the copy.
+  CHECK(median(pageable, "host_call_time") > median(pageable, "copy_time") * 0.3);
+  CHECK(median(pinned, "bandwidth") > 0);
+}
+
+TEST_CASE("blocking copies report the time the caller is held", "[bench][transfer][timing]") {
+  const auto r = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+      "kind": "transfer", "params": {"bytes": "8MiB", "mode": "blocking", "memory": "pinned"}, )") +
+                          k_sampling + "}");
+  const auto& c = r.scenarios.at(0).cases.at(0);
+  REQUIRE(c.status == "ok");
+  CHECK(median(c, "host_call_time") == Approx(median(c, "copy_time")).epsilon(0.05));
+}
+
+TEST_CASE("compute overlaps a pinned non_blocking copy, not a pageable one", "[bench][transfer][timing]") {
+  if (std::thread::hardware_concurrency() < 2) {
+    WARN("one CPU: the host backend cannot overlap copy and compute here");
+    return;
+  }
+  const auto r = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+      "kind": "transfer", "params": {"bytes": "16MiB", "mode": "non_blocking",
+      "overlap_compute": "20ms"}, "matrix": {"memory": ["pinned", "pageable"]}, )") +
+                          k_sampling + "}");
+  const auto& pinned = find_case(r, "memory=pinned");
+  const auto& pageable = find_case(r, "memory=pageable");
+  REQUIRE(pinned.status == "ok");
+  REQUIRE(pageable.status == "ok");
+  CHECK(median(pinned, "overlap") > 0.5);
+  CHECK(median(pageable, "overlap") < median(pinned, "overlap"));
+  CHECK(median(pageable, "overlap") < 0.5);
+}
+
+TEST_CASE("pinning on the fly reports its cost and is slower than a pinned source",
+          "[bench][transfer][timing]") {
+  const auto r = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+      "kind": "transfer", "params": {"bytes": "16MiB"},
+      "matrix": {"memory": ["pinned", "pin_on_the_fly"], "direction": ["h2d", "d2h"]}, )") +
+                          k_sampling + "}");
+  for (const auto* dir : {"h2d", "d2h"}) {
+    INFO(dir);
+    const auto& pinned = find_case(r, std::string("memory=pinned,direction=") + dir);
+    const auto& otf = find_case(r, std::string("memory=pin_on_the_fly,direction=") + dir);
+    REQUIRE(otf.status == "ok");
+    CHECK(otf.extra.at("verified") == true);
+    REQUIRE(otf.find("pin_time") != nullptr);
+    CHECK(median(otf, "pin_time") > 0);
+    CHECK(pinned.find("pin_time") == nullptr);
+    CHECK(median(otf, "bandwidth") < median(pinned, "bandwidth"));
+  }
+}
+
+TEST_CASE("every memory kind and direction moves intact data", "[bench][transfer]") {
+  const auto r = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+      "kind": "transfer", "params": {"bytes": "3MiB", "copies_per_sample": 2},
+      "matrix": {"memory": ["pageable", "pinned", "pinned_wc", "registered", "pin_on_the_fly"],
+                 "direction": ["h2d", "d2h", "bidirectional"],
+                 "mode": ["blocking", "non_blocking"]}, )") + k_sampling + "}");
+  REQUIRE(r.scenarios.at(0).cases.size() == 30);
+  for (const auto& c : r.scenarios.at(0).cases) {
+    INFO(c.id << ": " << c.message);
+    CHECK(c.status == "ok");
+    CHECK(c.extra.at("verified") == true);
+    CHECK(c.find("bandwidth")->samples.size() >= 5);
+  }
+}
+
+TEST_CASE("a failing case is recorded and the run goes on", "[bench][transfer]") {
+  // 1 TiB cannot be had on the host backend's capacity: that case fails, the next one runs.
+  const auto r = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+      "kind": "transfer", "matrix": {"bytes": ["1TiB", "64KiB"]}, )") + k_sampling + "}");
+  const auto& cases = r.scenarios.at(0).cases;
+  REQUIRE(cases.size() == 2);
+  CHECK(cases[0].status == "error");
+  CHECK_FALSE(cases[0].message.empty());
+  CHECK(cases[1].status == "ok");
+  CHECK(r.any_failed());
+}
+
+TEST_CASE("an interrupt keeps what was measured", "[bench][transfer]") {
+  request_interrupt();
+  const auto r = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+      "kind": "transfer", "matrix": {"bytes": ["64KiB", "128KiB"]}, )") + k_sampling + "}");
+  clear_interrupt();
+  CHECK(r.interrupted);
+  CHECK(r.scenarios.at(0).cases.empty());
+}
