@@ -40,32 +40,32 @@ std::string type_name(const scenario::param_spec& p) {
 int list_params(const list_args& a) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& k : scenario::kinds()) {
-    const auto shown = scenario::display_params(k.kind, [&] {
-      nlohmann::json d = nlohmann::json::object();
-      for (const auto& p : k.params) d[nlohmann::json::json_pointer("/" + [&] {
-        std::string ptr = p.name;
-        for (auto& ch : ptr) if (ch == '.') ch = '/';
-        return ptr;
-      }())] = p.default_value;
-      return d;
-    }());
-    if (a.format == "json") {
-      nlohmann::json kj{{"kind", k.kind}, {"help", k.help}, {"params", nlohmann::json::array()}};
-      for (const auto& p : k.params)
-        kj["params"].push_back({{"name", p.name}, {"type", type_name(p)}, {"help", p.help}});
-      out.push_back(kj);
-      continue;
+    const auto defaults = scenario::shown_defaults(k.kind);
+    nlohmann::json kj{{"kind", k.kind}, {"help", k.help}, {"params", nlohmann::json::array()}};
+    if (a.format != "json") std::printf("kind %s: %s\n", k.kind.c_str(), k.help.c_str());
+    for (std::size_t i = 0; i < k.params.size(); ++i) {
+      const auto& p = k.params[i];
+      const std::string& def = defaults.at(i).second;
+      if (a.format == "json") {
+        kj["params"].push_back(
+            {{"name", p.name}, {"type", type_name(p)}, {"default", def}, {"help", p.help}});
+      } else {
+        std::printf("  %-20s %-40s default %s\n      %s\n", p.name.c_str(), type_name(p).c_str(),
+                    def.c_str(), p.help.c_str());
+      }
     }
-    std::printf("kind %s: %s\n", k.kind.c_str(), k.help.c_str());
-    for (const auto& p : k.params) {
-      std::string ptr = "/" + p.name;
-      for (auto& ch : ptr) if (ch == '.') ch = '/';
-      const auto ptr_j = nlohmann::json::json_pointer(ptr);
-      const std::string def = shown.contains(ptr_j) ? shown.at(ptr_j).dump() : "required";
-      std::printf("  %-20s %-40s default %s\n      %s\n", p.name.c_str(), type_name(p).c_str(),
-                  def.c_str(), p.help.c_str());
-    }
+    out.push_back(std::move(kj));
   }
+  // The sampling keys are the same for every kind.
+  nlohmann::json sj{{"kind", "sampling (every kind)"}, {"params", nlohmann::json::array()}};
+  if (a.format != "json") std::printf("sampling (every kind; --set sampling.KEY=VALUE)\n");
+  for (const auto& p : scenario::sampling_params()) {
+    if (a.format == "json")
+      sj["params"].push_back({{"name", p.name}, {"type", type_name(p)}, {"help", p.help}});
+    else
+      std::printf("  %-20s %-40s\n      %s\n", p.name.c_str(), type_name(p).c_str(), p.help.c_str());
+  }
+  out.push_back(std::move(sj));
   if (a.format == "json") std::printf("%s\n", out.dump(2).c_str());
   return 0;
 }

@@ -394,4 +394,19 @@ std::vector<case_spec> expand(const scenario& s, const std::vector<override_spec
   return cases;
 }
 
+std::vector<std::pair<std::string, std::string>> shown_defaults(const std::string& kind) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const kind_spec* k = find_kind(kind);
+  if (k == nullptr) return out;
+  nlohmann::json defaults = nlohmann::json::object();
+  for (const auto& p : k->params)
+    if (!p.default_value.is_null()) detail::set_dotted(defaults, p.name, p.default_value);
+  const nlohmann::json shown = display_params(kind, defaults);
+  for (const auto& p : k->params) {
+    const auto* v = detail::find_dotted(shown, p.name);
+    out.emplace_back(p.name, v == nullptr ? std::string("required") : v->dump());
+  }
+  return out;
+}
+
 }  // namespace pinbench::scenario

@@ -80,6 +80,10 @@ void check_overrides(const scenario& s, const std::vector<override_spec>& overri
 [[nodiscard]] std::vector<case_spec> expand(const scenario& s,
                                             const std::vector<override_spec>& overrides = {});
 
+/// The kind's defaults, shown as display_params shows them: name (dotted) -> text, "required"
+/// for a param without a default. For `pinbench list --params`.
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> shown_defaults(const std::string& kind);
+
 /// A case's params with sizes and durations shown as people write them, for reports.
 [[nodiscard]] nlohmann::json display_params(const std::string& kind, const nlohmann::json& params);
 

@@ -60,7 +60,7 @@ kind_spec transfer_kind() {
                       "write-combined, cudaHostRegister'ed, or pageable pinned per copy"),
           enumeration(
               "mode", {"blocking", "non_blocking"}, "non_blocking",
-              "blocking: cudaMemcpy; non_blocking: cudaMemcpyAsync on a non-default stream"),
+              "blocking: copy, then wait for the stream; non_blocking: cudaMemcpyAsync on a non-default stream"),
           bounded("bytes", param_type::size, 64_MiB, 0, true, static_cast<double>(1ull << 40),
                   "bytes per copy (size, e.g. \"64MiB\")"),
           bounded("copies_per_sample", param_type::integer, 1, 1, false, 1e6,
