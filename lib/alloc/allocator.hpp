@@ -1,0 +1,132 @@
+// The device allocator strategies (caching, raw, async) behind one interface, with PyTorch's
+// memory_stats() counters, memory snapshots and an out-of-memory error that carries the figures.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "alloc/config.hpp"
+#include "alloc/upstream.hpp"
+#include "core/error.hpp"
+
+namespace pinbench::alloc {
+
+using stream_id = std::uint32_t;
+
+/// One statistic with PyTorch's semantics: current value, its peak, and the running totals
+/// of what was added (allocated) and removed (freed).
+struct stat {
+  std::int64_t current = 0, peak = 0, allocated = 0, freed = 0;
+  void increase(std::int64_t amount);
+  void decrease(std::int64_t amount);
+  void reset_peak() { peak = current; }
+};
+
+/// A statistic split by pool, as PyTorch's StatArray ("all", "small_pool", "large_pool").
+struct stat_array {
+  stat all, small_pool, large_pool;
+  void increase(bool small, std::int64_t amount);
+  void decrease(bool small, std::int64_t amount);
+  void reset_peak();
+};
+
+/// memory_stats(): every counter of the PyTorch native allocator that pinbench reproduces.
+struct memory_stats {
+  stat_array allocation, segment, active, inactive_split;  // counts
+  stat_array allocated_bytes, reserved_bytes, active_bytes, inactive_split_bytes, requested_bytes;
+  stat oversize_allocations, oversize_segments;
+  std::int64_t num_alloc_retries = 0, num_ooms = 0, num_sync_all_streams = 0;
+  std::int64_t num_device_alloc = 0, num_device_free = 0;
+  std::int64_t max_split_size = -1;  ///< bytes; -1 when unlimited (PyTorch shows SIZE_MAX as -1)
+
+  /// Flat map with PyTorch's key names: "allocated_bytes.all.peak", "num_ooms", ... (sorted).
+  [[nodiscard]] nlohmann::json flatten() const;
+};
+
+/// A block of a segment, as torch.cuda.memory._snapshot() shows it.
+struct block_info {
+  std::uint64_t address = 0, size = 0, requested_size = 0;
+  std::string state;  ///< "active_allocated", "inactive" (cached), "active_pending_free"
+};
+
+struct segment_info {
+  std::uint64_t address = 0, total_size = 0, allocated_size = 0, active_size = 0,
+                requested_size = 0;
+  stream_id stream = 0;
+  std::string segment_type;  ///< "small" or "large"
+  bool expandable = false;
+  std::vector<block_info> blocks;  ///< in address order, covering the segment
+};
+
+/// A trace entry, with the action names of PyTorch's snapshot: "alloc", "free_requested",
+/// "free_completed", "segment_alloc", "segment_free", "segment_map", "segment_unmap", "oom",
+/// "empty_cache" (pinbench's own addition, so that the trace shows where it was called).
+struct trace_entry {
+  std::string action;
+  std::uint64_t address = 0, size = 0;
+  stream_id stream = 0;
+  std::uint64_t sequence = 0;  ///< order of events (deterministic; no clock)
+};
+
+struct snapshot {
+  std::vector<segment_info> segments;  ///< sorted by address
+  std::vector<trace_entry> trace;      ///< only while history recording is on
+};
+
+/// Raised when an allocation cannot be satisfied even after the caching allocator released its
+/// cache. The message states requested, allocated, reserved and free bytes, as PyTorch's does.
+class oom_error : public pinbench::out_of_memory {
+ public:
+  oom_error(std::string message, std::uint64_t requested, std::uint64_t allocated,
+            std::uint64_t reserved, std::uint64_t free_bytes)
+      : out_of_memory(std::move(message)), requested_(requested), allocated_(allocated),
+        reserved_(reserved), free_(free_bytes) {}
+  [[nodiscard]] std::uint64_t requested() const noexcept { return requested_; }
+  [[nodiscard]] std::uint64_t allocated() const noexcept { return allocated_; }
+  [[nodiscard]] std::uint64_t reserved() const noexcept { return reserved_; }
+  [[nodiscard]] std::uint64_t free_bytes() const noexcept { return free_; }
+
+ private:
+  std::uint64_t requested_, allocated_, reserved_, free_;
+};
+
+/// The strategy interface. Not thread-safe unless a strategy says so: the benchmark drives one
+/// allocator from one thread, as PyTorch's allocator is driven under its mutex.
+class device_allocator {
+ public:
+  virtual ~device_allocator() = default;
+  [[nodiscard]] virtual std::string_view name() const noexcept = 0;  ///< "caching", "raw", "async"
+
+  /// Returns a device pointer for `bytes` on `stream`; 0 bytes gives nullptr and changes nothing.
+  /// Throws oom_error when the memory cannot be had (num_ooms counted first).
+  [[nodiscard]] virtual void* allocate(std::size_t bytes, stream_id stream) = 0;
+  /// Frees what allocate returned; nullptr is a no-op. Throws device_error for an unknown pointer.
+  virtual void deallocate(void* ptr) = 0;
+  /// Releases every cached segment that holds no live block (synchronising first).
+  virtual void empty_cache() = 0;
+
+  [[nodiscard]] virtual memory_stats stats() const = 0;
+  virtual void reset_peak_stats() = 0;
+  [[nodiscard]] virtual snapshot take_snapshot() const = 0;
+  /// Records trace entries from now on (at most max_entries, oldest dropped), or stops.
+  virtual void record_history(bool enabled, std::size_t max_entries = 100000) = 0;
+};
+
+/// PyTorch's native caching allocator (DESIGN.md "Caching allocator semantics").
+/// `memory_fraction` (0, 1]: reserved memory may not exceed fraction x upstream capacity
+/// (torch.cuda.set_per_process_memory_fraction); garbage_collection_threshold acts only below 1.
+[[nodiscard]] std::unique_ptr<device_allocator> make_caching_allocator(upstream& up,
+                                                                       const config& conf,
+                                                                       double memory_fraction = 1.0);
+
+/// cudaMalloc / cudaFree for every request (sizes rounded to 512 B as cudaMalloc's granularity
+/// is not observable; stats count each request as one segment and one block).
+[[nodiscard]] std::unique_ptr<device_allocator> make_raw_allocator(upstream& up);
+
+}  // namespace pinbench::alloc
