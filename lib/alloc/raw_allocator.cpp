@@ -1,0 +1,153 @@
+// The "raw" strategy: cudaMalloc and cudaFree for every request, the baseline that the caching
+// allocator is measured against. Each live request is one segment holding one block.
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "alloc/allocator.hpp"
+#include "alloc/history.hpp"
+#include "alloc/oom.hpp"
+
+namespace pinbench::alloc {
+
+namespace {
+
+using detail::trace_action;
+
+constexpr std::size_t kMinBlockSize = 512;
+constexpr std::size_t kSmallSize = std::size_t{1} << 20;
+constexpr std::size_t kLargestRequest = std::size_t{1} << 60;
+
+class raw_allocator final : public device_allocator {
+ public:
+  explicit raw_allocator(upstream& up) : up_(up) {}
+
+  ~raw_allocator() override {
+    try {
+      for (const auto& [ptr, a] : live_) up_.deallocate(reinterpret_cast<void*>(ptr), a.size);
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw
+    }
+  }
+
+  raw_allocator(const raw_allocator&) = delete;
+  raw_allocator& operator=(const raw_allocator&) = delete;
+
+  [[nodiscard]] std::string_view name() const noexcept override { return "raw"; }
+
+  [[nodiscard]] void* allocate(std::size_t bytes, stream_id stream) override {
+    if (bytes == 0) return nullptr;
+    const std::size_t size = bytes >= kLargestRequest
+                                 ? bytes
+                                 : (bytes + kMinBlockSize - 1) / kMinBlockSize * kMinBlockSize;
+    void* const ptr = bytes >= kLargestRequest ? nullptr : up_.allocate(size);
+    if (ptr == nullptr) {
+      history_.record(trace_action::oom, detail::device_free_bytes(up_), size, stream);
+      ++stats_.num_ooms;
+      const auto allocated = static_cast<std::uint64_t>(stats_.allocated_bytes.all.current);
+      throw detail::make_oom_error(up_, "raw", size, allocated, allocated, std::nullopt);
+    }
+    const auto address = reinterpret_cast<std::uintptr_t>(ptr);
+    const bool small = size <= kSmallSize;
+    live_.emplace(address, live{size, bytes, stream});
+    const auto n = static_cast<std::int64_t>(size);
+    stats_.segment.increase(small, 1);
+    stats_.reserved_bytes.increase(small, n);
+    stats_.allocation.increase(small, 1);
+    stats_.allocated_bytes.increase(small, n);
+    stats_.active.increase(small, 1);
+    stats_.active_bytes.increase(small, n);
+    stats_.requested_bytes.increase(small, static_cast<std::int64_t>(bytes));
+    ++stats_.num_device_alloc;
+    history_.record(trace_action::segment_alloc, address, size, stream);
+    history_.record(trace_action::alloc, address, bytes, stream);
+    return ptr;
+  }
+
+  void deallocate(void* ptr) override {
+    if (ptr == nullptr) return;
+    const auto address = reinterpret_cast<std::uintptr_t>(ptr);
+    const auto it = live_.find(address);
+    if (it == live_.end()) throw device_error(fmt::format("invalid device pointer: {}", ptr));
+    const live a = it->second;
+    live_.erase(it);
+    history_.record(trace_action::free_requested, address, a.requested, a.stream);
+    history_.record(trace_action::free_completed, address, a.requested, a.stream);
+    history_.record(trace_action::segment_free, address, a.size, a.stream);
+    up_.deallocate(ptr, a.size);
+    const bool small = a.size <= kSmallSize;
+    const auto n = static_cast<std::int64_t>(a.size);
+    stats_.segment.decrease(small, 1);
+    stats_.reserved_bytes.decrease(small, n);
+    stats_.allocation.decrease(small, 1);
+    stats_.allocated_bytes.decrease(small, n);
+    stats_.active.decrease(small, 1);
+    stats_.active_bytes.decrease(small, n);
+    stats_.requested_bytes.decrease(small, static_cast<std::int64_t>(a.requested));
+    ++stats_.num_device_free;
+  }
+
+  /// Nothing is cached: only the synchronisation that empty_cache implies.
+  void empty_cache() override {
+    history_.record(trace_action::empty_cache, 0, 0, 0);
+    ++stats_.num_sync_all_streams;
+    up_.synchronize();
+  }
+
+  [[nodiscard]] memory_stats stats() const override { return stats_; }
+
+  void reset_peak_stats() override {
+    for (stat_array* a :
+         {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split,
+          &stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes,
+          &stats_.inactive_split_bytes, &stats_.requested_bytes})
+      a->reset_peak();
+    stats_.oversize_allocations.reset_peak();
+    stats_.oversize_segments.reset_peak();
+  }
+
+  [[nodiscard]] snapshot take_snapshot() const override {
+    snapshot out;
+    out.segments.reserve(live_.size());
+    for (const auto& [address, a] : live_) {
+      segment_info seg;
+      seg.address = address;
+      seg.total_size = seg.allocated_size = seg.active_size = a.size;
+      seg.requested_size = a.requested;
+      seg.stream = a.stream;
+      seg.segment_type = a.size <= kSmallSize ? "small" : "large";
+      seg.blocks.push_back({address, a.size, a.requested, "active_allocated"});
+      out.segments.push_back(std::move(seg));
+    }
+    std::sort(out.segments.begin(), out.segments.end(),
+              [](const segment_info& x, const segment_info& y) { return x.address < y.address; });
+    out.trace = history_.entries();
+    return out;
+  }
+
+  void record_history(bool enabled, std::size_t max_entries) override {
+    history_.set(enabled, max_entries);
+  }
+
+ private:
+  struct live {
+    std::size_t size;       // rounded, what the upstream holds
+    std::size_t requested;  // what was asked for
+    stream_id stream;
+  };
+
+  upstream& up_;
+  std::unordered_map<std::uintptr_t, live> live_;
+  memory_stats stats_;
+  detail::history history_;
+};
+
+}  // namespace
+
+std::unique_ptr<device_allocator> make_raw_allocator(upstream& up) {
+  return std::make_unique<raw_allocator>(up);
+}
+
+}  // namespace pinbench::alloc
