@@ -1,0 +1,376 @@
+// Parses PYTORCH_CUDA_ALLOC_CONF text strictly, with PyTorch's semantics for every modelled key
+// (as in current PyTorch's c10/core/AllocatorConfig.cpp), and prints it back canonically.
+#include "alloc/config.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "core/error.hpp"
+#include "core/text.hpp"
+
+namespace pinbench::alloc {
+
+namespace {
+
+// PyTorch keeps 16 roundup intervals: entry j covers sizes whose floor(log2(bytes)) is 20 + j,
+// i.e. [2^j MiB, 2^(j+1) MiB); entry 0 also covers everything below 1 MiB and entry 15
+// everything from 32 GiB up. pinbench's table has one entry per power of two of bytes, so the
+// 16 values are spread over it (see expand_intervals) and divisions_for stays a plain lookup.
+constexpr std::size_t interval_count = 16;
+constexpr std::size_t first_interval_log2 = 20;  // 1 MiB
+using interval_table = std::array<std::size_t, interval_count>;
+
+// PyTorch's kLargeBuffer (20 MiB) in MiB: max_split_size_mb must be above it. (That is the
+// check of most PyTorch releases and of pinbench's interface; the newest AllocatorConfig.cpp
+// also lets exactly 20 through.)
+constexpr std::uint64_t min_split_size_mb = 20;
+
+const std::vector<std::string>& modelled_keys() {
+  static const std::vector<std::string> keys = {"max_split_size_mb", "roundup_power2_divisions",
+                                                "garbage_collection_threshold",
+                                                "expandable_segments"};
+  return keys;
+}
+
+// Keys PyTorch's parsers accept whose effect pinbench does not reproduce: an error rather than
+// a silent no-op, so that a result never claims to show an option it ignored.
+const std::vector<std::string>& unmodelled_keys() {
+  static const std::vector<std::string> keys = {"backend",
+                                                "release_lock_on_cudamalloc",
+                                                "release_lock_on_hipmalloc",
+                                                "pinned_use_cuda_host_register",
+                                                "pinned_use_hip_host_register",
+                                                "pinned_num_register_threads",
+                                                "pinned_use_background_threads",
+                                                "pinned_reserve_segment_size_mb",
+                                                "max_non_split_rounding_mb",
+                                                "graph_capture_record_stream_reuse",
+                                                "per_process_memory_fraction"};
+  return keys;
+}
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Quoted for a one-line message: control characters are shown escaped.
+std::string quote(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (static_cast<unsigned char>(c) < 0x20)
+      out += '?';
+    else
+      out += c;
+  }
+  return out + "\"";
+}
+
+// A plain decimal integer, no sign, no spaces, no trailing characters (PyTorch's stoi would
+// accept "12abc"; a typo like that is better reported than half-read).
+std::optional<std::uint64_t> parse_uint(std::string_view s) {
+  std::uint64_t v = 0;
+  if (s.empty()) return std::nullopt;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parse_double(std::string_view s) {
+  double v = 0;
+  if (s.empty()) return std::nullopt;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// Splits on commas that are not inside [...]; the list form of roundup_power2_divisions
+// contains commas of its own.
+std::vector<std::string_view> split_top_level(std::string_view text, const std::string& file,
+                                              const std::string& path) {
+  std::vector<std::string_view> items;
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '[') {
+      ++depth;
+    } else if (c == ']') {
+      if (--depth < 0) throw input_error(file, path, "unbalanced \"]\" in " + quote(text));
+    } else if (c == ',' && depth == 0) {
+      items.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  if (depth != 0) throw input_error(file, path, "missing \"]\" in " + quote(text));
+  items.push_back(text.substr(start));
+  return items;
+}
+
+class parser {
+ public:
+  parser(const std::string& file, const std::string& path) : file_(file), path_(path) {}
+
+  [[noreturn]] void fail(const std::string& message) const {
+    throw input_error(file_, path_, message);
+  }
+
+  void max_split_size(std::string_view value, config& out) const {
+    const auto mb = parse_uint(value);
+    if (!mb || *mb <= min_split_size_mb) {
+      fail("max_split_size_mb: expected an integer number of MiB greater than " +
+           std::to_string(min_split_size_mb) + ", got " + quote(value));
+    }
+    // PyTorch clamps instead of overflowing; the result means "no limit in practice".
+    constexpr std::uint64_t max_mb = std::numeric_limits<std::size_t>::max() >> 20;
+    out.max_split_size_bytes = static_cast<std::size_t>(std::min(*mb, max_mb) << 20);
+  }
+
+  void garbage_collection_threshold(std::string_view value, config& out) const {
+    const auto t = parse_double(value);
+    if (!t || !(*t > 0.0 && *t < 1.0)) {
+      fail(
+          "garbage_collection_threshold: expected a number between 0 and 1 (both excluded), "
+          "got " +
+          quote(value));
+    }
+    out.garbage_collection_threshold = *t;
+  }
+
+  void expandable_segments(std::string_view value, config& out) const {
+    // PyTorch accepts exactly these two spellings.
+    if (value == "True") {
+      out.expandable_segments = true;
+    } else if (value == "False") {
+      out.expandable_segments = false;
+    } else {
+      fail("expandable_segments: expected True or False, got " + quote(value));
+    }
+  }
+
+  // Mirrors PyTorch's parseRoundUpPower2Divisions, applied to the intervals as parsed so far
+  // (a repeated key modifies the previous table, as in PyTorch).
+  void roundup_power2_divisions(std::string_view value, interval_table& table) const {
+    if (value.empty() || value.front() != '[') {
+      const auto n = parse_uint(value);
+      if (!n || !std::has_single_bit(*n)) {
+        fail(
+            "roundup_power2_divisions: expected a power of two or a list like "
+            "[256:1,512:2,>:8], got " +
+            quote(value));
+      }
+      table.fill(static_cast<std::size_t>(*n));
+      return;
+    }
+    if (value.back() != ']') {
+      fail("roundup_power2_divisions: expected the list to end with \"]\", got " + quote(value));
+    }
+    const std::string_view inner = trim(value.substr(1, value.size() - 2));
+    if (inner.empty()) {
+      fail("roundup_power2_divisions: expected at least one SIZE_MB:DIVISIONS entry, got " +
+           quote(value));
+    }
+    bool first_value = true;
+    std::size_t last_index = 0;
+    std::size_t pos = 0;
+    bool first_entry = true;
+    while (pos <= inner.size()) {
+      const std::size_t comma = std::min(inner.find(',', pos), inner.size());
+      const std::string_view entry = trim(inner.substr(pos, comma - pos));
+      pos = comma + 1;
+      if (entry.empty() && pos > inner.size() && !first_entry) break;  // "[256:1,]", as PyTorch
+      first_entry = false;
+      const std::size_t colon = entry.find(':');
+      if (colon == std::string_view::npos) {
+        fail("roundup_power2_divisions: expected SIZE_MB:DIVISIONS entries, got " + quote(entry) +
+             " in " + quote(value));
+      }
+      const std::string_view boundary_text = trim(entry.substr(0, colon));
+      const std::string_view divisions_text = trim(entry.substr(colon + 1));
+      const auto divisions = parse_uint(divisions_text);
+      if (!divisions || (*divisions != 0 && !std::has_single_bit(*divisions))) {
+        fail("roundup_power2_divisions: expected the divisions to be a power of two or 0, got " +
+             quote(divisions_text) + " in " + quote(value));
+      }
+      const auto d = static_cast<std::size_t>(*divisions);
+      if (boundary_text == ">") {
+        // Everything above the last listed interval. (Older PyTorch filled from the last
+        // listed interval itself, overwriting its value; current PyTorch starts one above.)
+        std::fill(table.begin() + static_cast<std::ptrdiff_t>(last_index + 1), table.end(), d);
+      } else {
+        const auto boundary_mb = parse_uint(boundary_text);
+        if (!boundary_mb || !std::has_single_bit(*boundary_mb)) {
+          fail(
+              "roundup_power2_divisions: expected each interval start to be a power of two "
+              "(in MiB) or \">\", got " +
+              quote(boundary_text) + " in " + quote(value));
+        }
+        const std::size_t index = std::min<std::size_t>(
+            static_cast<std::size_t>(std::bit_width(*boundary_mb) - 1), interval_count - 1);
+        // The first listed entry also covers every interval below it; later entries set only
+        // their own interval (unlisted intervals in between keep their value).
+        if (first_value) {
+          std::fill(table.begin(), table.begin() + static_cast<std::ptrdiff_t>(index), d);
+          first_value = false;
+        }
+        table[index] = d;
+        last_index = index;
+      }
+    }
+  }
+
+ private:
+  const std::string& file_;
+  const std::string& path_;
+};
+
+// Spreads PyTorch's 16 intervals over pinbench's 64 power-of-two entries (see above).
+std::vector<std::size_t> expand_intervals(const interval_table& table) {
+  std::vector<std::size_t> out(64, 0);
+  for (std::size_t b = 0; b < out.size(); ++b) {
+    const std::size_t j = b < first_interval_log2 ? 0 : b - first_interval_log2;
+    out[b] = table[std::min(j, interval_count - 1)];
+  }
+  return out;
+}
+
+interval_table collapse_intervals(const std::vector<std::size_t>& divisions) {
+  interval_table t{};
+  for (std::size_t j = 0; j < interval_count; ++j) {
+    const std::size_t b = first_interval_log2 + j;
+    t[j] = b < divisions.size() ? divisions[b] : 0;
+  }
+  return t;
+}
+
+std::string mib_key(std::size_t j) {
+  return std::to_string(std::uint64_t{1} << j);
+}
+
+// The shortest list that the parser turns back into `t`, given that parsing starts from zeros:
+// the first entry covers the run of equal values at the bottom, ">" the run at the top, and
+// every other non-zero interval is listed.
+std::string roundup_text(const interval_table& t) {
+  if (std::all_of(t.begin(), t.end(), [&](std::size_t v) { return v == t[0]; })) {
+    return t[0] == 0 ? std::string{} : std::to_string(t[0]);
+  }
+  std::vector<std::string> entries;
+  std::size_t a = 0;
+  while (a + 1 < interval_count && t[a + 1] == t[0]) ++a;
+  entries.push_back(mib_key(a) + ":" + std::to_string(t[0]));
+  const std::size_t top = t[interval_count - 1];
+  std::size_t run_start = interval_count - 1;  // first index of the top run
+  while (run_start > 0 && t[run_start - 1] == top) --run_start;
+  const bool use_tail = top != 0 && run_start > a;
+  const std::size_t explicit_end = use_tail ? run_start : interval_count;
+  for (std::size_t j = a + 1; j < explicit_end; ++j) {
+    // ">" starts above the last listed interval, so the one just below the top run is listed
+    // even when it is 0.
+    if (t[j] != 0 || (use_tail && j + 1 == run_start)) {
+      entries.push_back(mib_key(j) + ":" + std::to_string(t[j]));
+    }
+  }
+  if (use_tail) entries.push_back(">:" + std::to_string(top));
+  std::string out = "[";
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (i > 0) out += ",";
+    out += entries[i];
+  }
+  return out + "]";
+}
+
+std::string format_double(double v) {
+  std::array<char, 64> buf{};
+  const auto [ptr, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+  return ec == std::errc{} ? std::string(buf.data(), ptr) : std::to_string(v);
+}
+
+}  // namespace
+
+std::size_t config::divisions_for(std::size_t bytes) const {
+  if (roundup_power2_divisions.empty()) return 0;
+  // floor(log2(bytes)); PyTorch computes 63 - clz(bytes), which wraps for 0 — a size the
+  // allocator never asks about (requests are rounded to 512 bytes first). 0 uses entry 0 here.
+  const std::size_t b = bytes == 0 ? 0 : static_cast<std::size_t>(std::bit_width(bytes) - 1);
+  return roundup_power2_divisions[std::min(b, roundup_power2_divisions.size() - 1)];
+}
+
+std::string config::to_string() const {
+  std::vector<std::string> items;
+  if (max_split_size_bytes) {
+    items.push_back("max_split_size_mb:" + std::to_string(*max_split_size_bytes >> 20));
+  }
+  // Only tables that parse_config can produce are representable; a hand-built table is printed
+  // from its 1 MiB .. 32 GiB entries.
+  const std::string roundup = roundup_text(collapse_intervals(roundup_power2_divisions));
+  if (!roundup.empty()) items.push_back("roundup_power2_divisions:" + roundup);
+  if (garbage_collection_threshold != 0) {
+    items.push_back("garbage_collection_threshold:" + format_double(garbage_collection_threshold));
+  }
+  if (expandable_segments) items.push_back("expandable_segments:True");
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ",";
+    out += items[i];
+  }
+  return out;
+}
+
+config parse_config(std::string_view text, const std::string& file, const std::string& json_path) {
+  config out;
+  interval_table intervals{};
+  const parser p(file, json_path);
+  const std::string_view whole = trim(text);
+  if (whole.empty()) return out;
+
+  const auto items = split_top_level(whole, file, json_path);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::string_view item = trim(items[i]);
+    if (item.empty()) {
+      // A trailing comma is accepted (PyTorch does too); an empty item elsewhere is a typo.
+      if (i + 1 == items.size()) break;
+      p.fail("empty option between commas in " + quote(whole));
+    }
+    const std::size_t colon = item.find(':');
+    const std::string_view key = trim(item.substr(0, colon));
+    if (colon == std::string_view::npos) {
+      p.fail("expected key:value, got " + quote(item));
+    }
+    const std::string_view value = trim(item.substr(colon + 1));
+    if (key == "max_split_size_mb") {
+      p.max_split_size(value, out);
+    } else if (key == "roundup_power2_divisions") {
+      p.roundup_power2_divisions(value, intervals);
+    } else if (key == "garbage_collection_threshold") {
+      p.garbage_collection_threshold(value, out);
+    } else if (key == "expandable_segments") {
+      p.expandable_segments(value, out);
+    } else if (std::find(unmodelled_keys().begin(), unmodelled_keys().end(), key) !=
+               unmodelled_keys().end()) {
+      p.fail(quote(key) + " is a PyTorch option that pinbench does not model");
+    } else {
+      std::vector<std::string> candidates = modelled_keys();
+      candidates.insert(candidates.end(), unmodelled_keys().begin(), unmodelled_keys().end());
+      const std::string hint = did_you_mean(key, candidates);
+      p.fail("unknown allocator option " + quote(key) +
+             (hint.empty() ? "; the options are " + quoted_list(modelled_keys()) : hint));
+    }
+  }
+  out.roundup_power2_divisions = expand_intervals(intervals);
+  return out;
+}
+
+}  // namespace pinbench::alloc

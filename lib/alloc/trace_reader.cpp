@@ -1,0 +1,715 @@
+// Reads allocation traces from files: pinbench.trace/1 JSON (streamed through nlohmann's SAX
+// parser on a producer thread) and RMM replay CSV logs (line by line). Memory stays bounded by
+// the allocations live at a time, never by the length of the trace.
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <fstream>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "alloc/workload.hpp"
+#include "core/error.hpp"
+#include "core/text.hpp"
+
+namespace pinbench::alloc {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view trace_schema = "pinbench.trace/1";
+constexpr std::string_view csv_header = "Thread,Time,Action,Pointer,Size,Stream";
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Quoted text for a message, short and on one line whatever the input holds.
+std::string quote_snippet(std::string_view s) {
+  constexpr std::size_t max_chars = 60;
+  std::string out = "\"";
+  for (std::size_t i = 0; i < s.size() && i < max_chars; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
+  }
+  if (s.size() > max_chars) out += "...";
+  return out + "\"";
+}
+
+// A key as part of a one-line message path: control characters become '?'.
+std::string printable(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20) c = '?';
+  }
+  return out;
+}
+
+// ---- format detection ---------------------------------------------------------------------------
+
+enum class trace_format { json_trace, csv_log };
+
+std::ifstream open_input(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw input_error(path, "", "cannot open the trace file");
+  return in;
+}
+
+// By content, not by extension: a JSON trace starts with "{" (after spaces and a UTF-8 BOM).
+trace_format detect_format(const std::string& path) {
+  std::ifstream in = open_input(path);
+  char c = 0;
+  bool first = true;
+  while (in.get(c)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (first && u == 0xEF) {  // UTF-8 byte order mark
+      char bom[2] = {};
+      if (in.read(bom, 2) && static_cast<unsigned char>(bom[0]) == 0xBB &&
+          static_cast<unsigned char>(bom[1]) == 0xBF) {
+        first = false;
+        continue;
+      }
+      break;
+    }
+    if (first && u == 0x80) {  // pickle protocol 2+ opcode: a torch snapshot given directly
+      throw input_error(path, "",
+                        "this looks like a pickle (a PyTorch memory snapshot?); convert it with "
+                        "scripts/torch_snapshot_to_trace.py first");
+    }
+    first = false;
+    if (!is_space(c)) return c == '{' ? trace_format::json_trace : trace_format::csv_log;
+  }
+  throw input_error(path, "",
+                    "the trace is empty: expected a pinbench.trace/1 JSON trace or an RMM log CSV");
+}
+
+// ---- pinbench.trace/1 JSON ----------------------------------------------------------------------
+
+// Thrown inside the producer when the consumer went away; never leaves this file.
+struct stop_parsing {};
+
+// Hands events from the parser thread to next() in chunks, with at most max_chunks waiting:
+// the producer blocks when the consumer falls behind, so memory is bounded.
+class event_queue {
+ public:
+  static constexpr std::size_t chunk_events = 4096;
+  static constexpr std::size_t max_chunks = 4;
+
+  // Producer side.
+  void push(std::vector<event>&& chunk) {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return stop_ || chunks_.size() < max_chunks; });
+    if (stop_) throw stop_parsing{};
+    chunks_.push_back(std::move(chunk));
+    cv_.notify_all();
+  }
+  void mark_ready() {
+    const std::lock_guard lock(mutex_);
+    ready_ = true;
+    cv_.notify_all();
+  }
+  void finish(std::exception_ptr error) {
+    const std::lock_guard lock(mutex_);
+    done_ = ready_ = true;
+    error_ = std::move(error);
+    cv_.notify_all();
+  }
+  void check_stop() {
+    const std::lock_guard lock(mutex_);
+    if (stop_) throw stop_parsing{};
+  }
+
+  // Consumer side. False at the end; rethrows the parser's error where it happened.
+  bool pop(std::vector<event>& chunk) {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return !chunks_.empty() || done_; });
+    if (!chunks_.empty()) {
+      chunk = std::move(chunks_.front());
+      chunks_.pop_front();
+      cv_.notify_all();
+      return true;
+    }
+    if (error_) std::rethrow_exception(error_);
+    return false;
+  }
+  /// Waits until the parser has reached the events (or the end); rethrows an error found
+  /// before any event, so that open_trace itself reports a wrong schema or broken syntax.
+  void wait_ready() {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return ready_; });
+    if (done_ && chunks_.empty() && error_) std::rethrow_exception(error_);
+  }
+  void stop() {
+    const std::lock_guard lock(mutex_);
+    stop_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::vector<event>> chunks_;
+  bool ready_ = false, done_ = false, stop_ = false;
+  std::exception_ptr error_;
+};
+
+// The SAX handler: a small state machine over {"schema": ..., "events": [{...}, ...]} that
+// validates each event as it closes and pushes it to the queue.
+class trace_handler final : public nlohmann::json_sax<json> {
+ public:
+  trace_handler(std::string file, event_queue& queue) : file_(std::move(file)), queue_(queue) {
+    chunk_.reserve(event_queue::chunk_events);
+  }
+
+  /// Sends what is buffered; called once parsing has ended (normally or not).
+  void flush() {
+    if (!chunk_.empty()) {
+      queue_.push(std::move(chunk_));
+      chunk_ = {};
+    }
+  }
+
+  // The value is kept raw and only described (shown()) when it is reported in an error.
+  bool null() override { return scalar(value_kind::null); }
+  bool boolean(bool v) override {
+    other_text_ = v ? "true" : "false";
+    return scalar(value_kind::other);
+  }
+  bool number_integer(number_integer_t v) override {
+    // nlohmann reports only negative integers here; non-negative ones come as unsigned.
+    other_text_ = std::to_string(v);
+    return scalar(value_kind::other);
+  }
+  bool number_unsigned(number_unsigned_t v) override {
+    unsigned_ = v;
+    return scalar(value_kind::unsigned_int);
+  }
+  bool number_float(number_float_t, const string_t& text) override {
+    other_text_ = text;
+    return scalar(value_kind::other);
+  }
+  bool string(string_t& v) override {
+    string_.swap(v);
+    return scalar(value_kind::string);
+  }
+  bool binary(binary_t&) override {
+    other_text_ = "binary data";
+    return scalar(value_kind::other);
+  }
+
+  bool start_object(std::size_t) override {
+    switch (state_) {
+      case state::start:
+        state_ = state::top;
+        return true;
+      case state::events:
+        begin_event();
+        state_ = state::event;
+        return true;
+      default:
+        return scalar(value_kind::object);
+    }
+  }
+
+  bool key(string_t& k) override {
+    if (state_ == state::top) {
+      if (k != "schema" && k != "events") {
+        fail(printable(k), "unknown key" + did_you_mean(k, {"schema", "events"}));
+      }
+      if ((k == "schema" && seen_schema_) || (k == "events" && seen_events_)) {
+        fail(k, "duplicate key");
+      }
+      top_key_ = k;
+      return true;
+    }
+    // state::event
+    static const std::vector<std::string> event_keys = {"op", "id", "size", "stream", "label"};
+    const auto it = std::find(event_keys.begin(), event_keys.end(), k);
+    if (it == event_keys.end()) {
+      fail(event_path() + "." + printable(k), "unknown key" + did_you_mean(k, event_keys));
+    }
+    field_ = static_cast<field>(it - event_keys.begin());
+    const unsigned bit = 1u << static_cast<unsigned>(field_);
+    if ((present_ & bit) != 0) fail(event_path(), "duplicate key \"" + k + "\"");
+    present_ |= bit;
+    return true;
+  }
+
+  bool end_object() override {
+    if (state_ == state::event) {
+      end_event();
+      state_ = state::events;
+      return true;
+    }
+    // state::top: the whole document is closed.
+    if (!seen_schema_) {
+      fail("", "missing \"schema\": expected \"schema\": \"" + std::string(trace_schema) + "\"");
+    }
+    if (!seen_events_) fail("", "missing \"events\": expected an array of events");
+    state_ = state::finished;
+    return true;
+  }
+
+  bool start_array(std::size_t) override {
+    if (state_ == state::top && top_key_ == "events") {
+      state_ = state::events;
+      seen_events_ = true;
+      queue_.mark_ready();
+      return true;
+    }
+    return scalar(value_kind::array);
+  }
+
+  bool end_array() override {
+    // Only the events array can close: any other array fails at its start.
+    state_ = state::top;
+    return true;
+  }
+
+  bool parse_error(std::size_t, const std::string&,
+                   const nlohmann::detail::exception& ex) override {
+    // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error ..." ->
+    // "line 3, column 5: syntax error ...".
+    std::string message = ex.what();
+    if (const auto p = message.find("] "); p != std::string::npos) message.erase(0, p + 2);
+    if (message.starts_with("parse error at "))
+      message.erase(0, 15);
+    else if (message.starts_with("parse error: "))
+      message.erase(0, 13);
+    throw input_error(file_, "", message);
+  }
+
+ private:
+  enum class state { start, top, events, event, finished };
+  enum class value_kind { null, unsigned_int, string, object, array, other };
+  enum class field : unsigned { op, id, size, stream, label };
+
+  [[noreturn]] void fail(const std::string& path, const std::string& message) const {
+    throw input_error(file_, path, message);
+  }
+
+  std::string event_path() const { return "events[" + std::to_string(index_) + "]"; }
+  std::string field_path() const {
+    static const char* const names[] = {"op", "id", "size", "stream", "label"};
+    return event_path() + "." + names[static_cast<unsigned>(field_)];
+  }
+
+  // The last value as an error message shows it.
+  std::string shown() const {
+    switch (kind_) {
+      case value_kind::null:
+        return "null";
+      case value_kind::unsigned_int:
+        return std::to_string(unsigned_);
+      case value_kind::string:
+        return json(string_).dump();
+      case value_kind::object:
+        return "an object";
+      case value_kind::array:
+        return "an array";
+      case value_kind::other:
+        break;
+    }
+    return other_text_;
+  }
+
+  bool scalar(value_kind kind) {
+    kind_ = kind;
+    switch (state_) {
+      case state::start:
+        fail("", "expected a JSON object with \"schema\" and \"events\", got " + shown());
+      case state::top:
+        if (top_key_ == "schema") {
+          if (kind != value_kind::string || string_ != trace_schema) {
+            fail("schema", "expected \"" + std::string(trace_schema) + "\", got " + shown());
+          }
+          seen_schema_ = true;
+          return true;
+        }
+        fail("events", "expected an array of events, got " + shown());
+      case state::events:
+        fail(event_path(), "expected an event object, got " + shown());
+      case state::event:
+        event_field(kind);
+        return true;
+      case state::finished:
+        break;
+    }
+    return true;
+  }
+
+  void begin_event() {
+    if (++events_since_check_ == 1024) {
+      events_since_check_ = 0;
+      queue_.check_stop();  // the consumer may be gone; do not parse a long file for nothing
+    }
+    current_ = event{};
+    present_ = 0;
+  }
+
+  void event_field(value_kind kind) {
+    switch (field_) {
+      case field::op: {
+        static const std::vector<std::string> ops = {"alloc", "free", "empty_cache", "mark"};
+        const auto it =
+            kind == value_kind::string ? std::find(ops.begin(), ops.end(), string_) : ops.end();
+        if (it == ops.end()) {
+          fail(field_path(), "expected " + quoted_list(ops) + ", got " + shown() +
+                                 (kind == value_kind::string ? did_you_mean(string_, ops) : ""));
+        }
+        current_.op = static_cast<event::kind>(it - ops.begin());
+        return;
+      }
+      case field::id:
+        if (kind != value_kind::unsigned_int) {
+          fail(field_path(), "expected a non-negative integer, got " + shown());
+        }
+        current_.id = unsigned_;
+        return;
+      case field::size:
+        if (kind != value_kind::unsigned_int || unsigned_ == 0) {
+          fail(field_path(), "expected a positive integer, got " + shown());
+        }
+        current_.size = unsigned_;
+        return;
+      case field::stream:
+        if (kind != value_kind::unsigned_int || unsigned_ > UINT32_MAX) {
+          fail(field_path(),
+               "expected a stream index (an integer from 0 to 4294967295), got " + shown());
+        }
+        current_.stream = static_cast<std::uint32_t>(unsigned_);
+        return;
+      case field::label:
+        if (kind != value_kind::string) fail(field_path(), "expected a string, got " + shown());
+        current_.label = std::move(string_);
+        return;
+    }
+  }
+
+  bool has(field f) const { return (present_ & (1u << static_cast<unsigned>(f))) != 0; }
+
+  void end_event() {
+    if (!has(field::op)) fail(event_path(), "missing \"op\"");
+    static const char* const op_names[] = {"alloc", "free", "empty_cache", "mark"};
+    const std::string op = op_names[static_cast<unsigned>(current_.op)];
+    auto require = [&](field f, const char* name) {
+      if (!has(f)) fail(event_path(), "missing \"" + std::string(name) + "\" (op \"" + op + "\")");
+    };
+    auto forbid = [&](field f, const char* name) {
+      if (has(f)) {
+        fail(event_path() + "." + name, "does not apply to op \"" + op + "\"");
+      }
+    };
+    switch (current_.op) {
+      case event::kind::alloc:
+        require(field::id, "id");
+        require(field::size, "size");
+        forbid(field::label, "label");
+        if (!live_.insert(current_.id).second) {
+          fail(event_path() + ".id",
+               "id " + std::to_string(current_.id) + " is allocated again before it was freed");
+        }
+        break;
+      case event::kind::free:
+        require(field::id, "id");
+        forbid(field::size, "size");
+        forbid(field::stream, "stream");
+        forbid(field::label, "label");
+        // A free of an id that is not live is passed on: the allocator run counts it as skipped.
+        live_.erase(current_.id);
+        break;
+      case event::kind::empty_cache:
+        forbid(field::id, "id");
+        forbid(field::size, "size");
+        forbid(field::stream, "stream");
+        forbid(field::label, "label");
+        break;
+      case event::kind::mark:
+        require(field::label, "label");
+        forbid(field::id, "id");
+        forbid(field::size, "size");
+        forbid(field::stream, "stream");
+        break;
+    }
+    chunk_.push_back(std::move(current_));
+    if (chunk_.size() == event_queue::chunk_events) flush();
+    ++index_;
+  }
+
+  std::string file_;
+  event_queue& queue_;
+  std::vector<event> chunk_;
+  state state_ = state::start;
+  std::string top_key_;
+  bool seen_schema_ = false, seen_events_ = false;
+  // The event being read.
+  event current_;
+  unsigned present_ = 0;
+  field field_ = field::op;
+  std::uint64_t index_ = 0;
+  unsigned events_since_check_ = 0;
+  // The last value seen.
+  value_kind kind_ = value_kind::null;
+  std::uint64_t unsigned_ = 0;
+  std::string string_, other_text_;
+  std::unordered_set<std::uint64_t> live_;
+};
+
+// The SAX parser cannot be paused between events, so it runs on its own thread and next()
+// takes from a bounded queue: memory is a few chunks of events plus the set of live ids.
+class json_trace_source final : public event_source {
+ public:
+  explicit json_trace_source(const std::string& path) {
+    std::ifstream in = open_input(path);
+    producer_ = std::thread([this, path, in = std::move(in)]() mutable { produce(path, in); });
+    try {
+      queue_.wait_ready();
+    } catch (...) {
+      producer_.join();
+      throw;
+    }
+  }
+
+  json_trace_source(const json_trace_source&) = delete;
+  json_trace_source& operator=(const json_trace_source&) = delete;
+
+  ~json_trace_source() override {
+    queue_.stop();
+    producer_.join();
+  }
+
+  bool next(event& out) override {
+    while (position_ == chunk_.size()) {
+      chunk_.clear();
+      position_ = 0;
+      if (!queue_.pop(chunk_)) return false;
+    }
+    out = std::move(chunk_[position_++]);
+    return true;
+  }
+
+ private:
+  // Runs on the producer thread; whatever happens ends in queue_.finish().
+  void produce(const std::string& path, std::ifstream& in) noexcept {
+    std::vector<char> buffer;
+    std::exception_ptr error;
+    try {
+      // A larger stream buffer than the default: the parser reads one character at a time.
+      buffer.resize(std::size_t{1} << 20);
+      in.rdbuf()->pubsetbuf(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+      trace_handler handler(path, queue_);
+      try {
+        json::sax_parse(in, &handler, json::input_format_t::json, true);
+      } catch (const stop_parsing&) {
+        throw;
+      } catch (...) {
+        // Events before the error are delivered first; the error comes where it happened.
+        error = std::current_exception();
+      }
+      handler.flush();
+    } catch (const stop_parsing&) {
+      // The consumer has gone; nobody reads what would follow.
+    } catch (...) {
+      error = std::current_exception();
+    }
+    in.close();  // before `buffer` goes away
+    queue_.finish(error);
+  }
+
+  event_queue queue_;
+  std::thread producer_;
+  std::vector<event> chunk_;
+  std::size_t position_ = 0;
+};
+
+// ---- RMM replay CSV -----------------------------------------------------------------------------
+
+// rmm::mr::logging_resource_adaptor's log: "Thread,Time,Action,Pointer,Size,Stream", one row
+// per call; actions "allocate", "free" and "allocate failure" (RMM's replay benchmark reads the
+// same three).
+class csv_trace_source final : public event_source {
+ public:
+  explicit csv_trace_source(const std::string& path) : file_(path), in_(open_input(path)) {
+    read_header();
+  }
+
+  bool next(event& out) override {
+    std::string line;
+    while (std::getline(in_, line)) {
+      ++line_number_;
+      const std::string_view text = trim(line);
+      if (text.empty()) continue;
+      if (parse_row(text, out)) return true;
+    }
+    if (in_.bad()) fail("cannot read the trace file");
+    return false;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& message) const {
+    throw input_error(file_, "line " + std::to_string(line_number_), message);
+  }
+
+  static std::vector<std::string_view> split(std::string_view text) {
+    std::vector<std::string_view> fields;
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t comma = text.find(',', start);
+      fields.push_back(trim(text.substr(start, comma - start)));
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+    return fields;
+  }
+
+  void read_header() {
+    std::string line;
+    while (std::getline(in_, line)) {
+      ++line_number_;
+      std::string_view text = trim(line);
+      if (text.starts_with("\xEF\xBB\xBF")) text = trim(text.substr(3));
+      if (text.empty()) continue;
+      const auto fields = split(text);
+      const auto expected = split(csv_header);
+      if (fields != expected) {
+        fail(
+            "expected a pinbench.trace/1 JSON trace (starting with \"{\") or the RMM log header "
+            "\"" +
+            std::string(csv_header) + "\", got " + quote_snippet(text));
+      }
+      return;
+    }
+    fail("expected the RMM log header \"" + std::string(csv_header) + "\", got an empty file");
+  }
+
+  // Hexadecimal with or without "0x"; "(nil)" is how glibc prints a null pointer.
+  static std::optional<std::uint64_t> parse_hex(std::string_view s) {
+    if (s == "(nil)") return 0;
+    if (s.starts_with("0x") || s.starts_with("0X")) s.remove_prefix(2);
+    if (s.empty() || s.size() > 16) return std::nullopt;
+    std::uint64_t v = 0;
+    for (const char c : s) {
+      int d = 0;
+      if (c >= '0' && c <= '9')
+        d = c - '0';
+      else if (c >= 'a' && c <= 'f')
+        d = c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F')
+        d = c - 'A' + 10;
+      else
+        return std::nullopt;
+      v = (v << 4) | static_cast<std::uint64_t>(d);
+    }
+    return v;
+  }
+
+  static std::optional<std::uint64_t> parse_decimal(std::string_view s) {
+    if (s.empty() || s.size() > 20) return std::nullopt;
+    std::uint64_t v = 0;
+    for (const char c : s) {
+      if (c < '0' || c > '9') return std::nullopt;
+      const auto d = static_cast<std::uint64_t>(c - '0');
+      if (v > (UINT64_MAX - d) / 10) return std::nullopt;
+      v = v * 10 + d;
+    }
+    return v;
+  }
+
+  // Streams are written as pointers ("0x7f..."), by older RMM versions also as numbers.
+  static std::optional<std::uint64_t> parse_stream(std::string_view s) {
+    if (s.starts_with("0x") || s.starts_with("0X") || s == "(nil)") return parse_hex(s);
+    return parse_decimal(s);
+  }
+
+  std::uint32_t stream_index(std::uint64_t handle) {
+    const auto [it, inserted] =
+        streams_.try_emplace(handle, static_cast<std::uint32_t>(streams_.size()));
+    return it->second;
+  }
+
+  // Fills `out` and returns true for a row that makes an event; false for a skipped row.
+  bool parse_row(std::string_view text, event& out) {
+    const auto fields = split(text);
+    if (fields.size() != 6) {
+      fail("expected 6 comma-separated fields (" + std::string(csv_header) + "), got " +
+           std::to_string(fields.size()));
+    }
+    const std::string_view action = fields[2];
+    const bool is_alloc = action == "allocate";
+    // "deallocate" appears in RMM's documentation; the adaptor itself writes "free".
+    const bool is_free = action == "free" || action == "deallocate";
+    if (!is_alloc && !is_free) {
+      if (action == "allocate failure") return false;  // nothing was allocated
+      fail("expected Action to be allocate, free or \"allocate failure\", got " +
+           quote_snippet(action));
+    }
+    const auto pointer = parse_hex(fields[3]);
+    if (!pointer) {
+      fail("expected a hexadecimal Pointer such as 0x7f3a00000000, got " +
+           quote_snippet(fields[3]));
+    }
+    const auto size = parse_decimal(fields[4]);
+    if (!size)
+      fail("expected a decimal byte count in column Size, got " + quote_snippet(fields[4]));
+    const auto stream = parse_stream(fields[5]);
+    if (!stream) {
+      fail("expected a Stream handle (hexadecimal 0x... or decimal), got " +
+           quote_snippet(fields[5]));
+    }
+
+    if (is_alloc) {
+      // A zero-byte request gets a null pointer and costs nothing; it is not replayed.
+      if (*size == 0) return false;
+      const std::uint64_t id = next_id_++;
+      if (!live_.try_emplace(*pointer, id).second) {
+        fail("pointer " + std::string(fields[3]) + " is allocated again before it was freed");
+      }
+      out = event{};
+      out.op = event::kind::alloc;
+      out.id = id;
+      out.size = *size;
+      out.stream = stream_index(*stream);
+      return true;
+    }
+    if (*pointer == 0) return false;  // free(nullptr) does nothing
+    out = event{};
+    out.op = event::kind::free;
+    if (const auto it = live_.find(*pointer); it != live_.end()) {
+      out.id = it->second;
+      live_.erase(it);
+    } else {
+      // Freed but never allocated in this log (it started late): an id nothing owns, which
+      // the allocator run counts as a skipped free, as for JSON traces.
+      out.id = next_id_++;
+    }
+    return true;
+  }
+
+  std::string file_;
+  std::ifstream in_;
+  std::uint64_t line_number_ = 0;
+  std::uint64_t next_id_ = 1;
+  std::unordered_map<std::uint64_t, std::uint64_t> live_;  // pointer -> id
+  std::unordered_map<std::uint64_t, std::uint32_t> streams_;
+};
+
+}  // namespace
+
+std::unique_ptr<event_source> open_trace(const std::string& path) {
+  if (detect_format(path) == trace_format::json_trace) {
+    return std::make_unique<json_trace_source>(path);
+  }
+  return std::make_unique<csv_trace_source>(path);
+}
+
+}  // namespace pinbench::alloc
