@@ -28,6 +28,7 @@ std::string type_name(const scenario::param_spec& p) {
     case param_type::number: return "number";
     case param_type::boolean: return "boolean";
     case param_type::string: return "string";
+    case param_type::integer_list: return "integer list";
     case param_type::enumeration: {
       std::string s;
       for (const auto& c : p.choices) s += (s.empty() ? "" : "|") + c;

@@ -27,6 +27,7 @@ struct run_args {
   std::uint64_t seed = 1;
   bool quiet = false;
   std::string host_capacity;
+  std::string snapshot;
 };
 
 // "[3/12] transfer-size memory=pinned,bytes=1MiB" on one rewritten stderr line, shown only on a
@@ -59,6 +60,19 @@ std::string render(const bench::run_result& r, const std::string& format) {
   return report::to_table(r, ::isatty(STDOUT_FILENO) != 0);
 }
 
+// `--snapshot FILE`: every snapshot the engines took, one file, written whole or not at all.
+std::size_t write_snapshots(const bench::run_result& r, const std::string& path) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const auto& s : r.scenarios)
+    for (const auto& c : s.cases)
+      if (!c.snapshot.is_null())
+        cases.push_back({{"scenario", s.name}, {"case", c.id}, {"snapshot", c.snapshot}});
+  const std::size_t n = cases.size();
+  const nlohmann::json doc{{"schema", "pinbench.snapshots/1"}, {"cases", std::move(cases)}};
+  write_file_atomic(path, doc.dump() + "\n");
+  return n;
+}
+
 int run(const run_args& a) {
   // Everything that can be wrong with the input is found before anything is measured.
   const auto overrides = scenario::parse_overrides(a.sets);
@@ -67,6 +81,9 @@ int run(const run_args& a) {
   std::size_t total = 0;
   for (const auto& s : scenarios) total += scenario::expand(s, overrides).size();
   if (!a.out.empty()) check_writable(a.out);
+  if (a.snapshot == "-")
+    throw input_error({}, "--snapshot", "expected a file path (snapshots are too big for stdout)");
+  if (!a.snapshot.empty()) check_writable(a.snapshot);
 
   device::backend_options opts;
   if (!a.host_capacity.empty()) {
@@ -88,6 +105,7 @@ int run(const run_args& a) {
   ro.overrides = overrides;
   ro.seed = a.seed;
   ro.command_line = command_line();
+  ro.want_snapshots = !a.snapshot.empty();
   ro.on_case = [&](std::size_t i, std::size_t n, const std::string& s, const std::string& id) {
     progress.on_case(i, n, s, id);
   };
@@ -102,6 +120,12 @@ int run(const run_args& a) {
   }
   if (!a.out.empty() && a.out != "-" && !a.quiet)
     std::fprintf(stderr, "pinbench: result written to %s\n", a.out.c_str());
+  if (!a.snapshot.empty()) {
+    const std::size_t n = write_snapshots(result, a.snapshot);
+    if (!a.quiet)
+      std::fprintf(stderr, "pinbench: %zu snapshot(s) written to %s%s\n", n, a.snapshot.c_str(),
+                   n == 0 ? " (only allocator cases take snapshots)" : "");
+  }
   if (result.interrupted) {
     std::fprintf(stderr, "pinbench: interrupted: the result holds every case completed so far\n");
     return exit_interrupted;
@@ -131,6 +155,10 @@ runner add_run(CLI::App& app) {
   sub->add_option("--host-capacity", a->host_capacity,
                   "Host backend: emulated device memory (default: half of host memory)")
       ->type_name("SIZE");
+  sub->add_option("--snapshot", a->snapshot,
+                  "Allocator cases: write a memory snapshot (torch.cuda.memory._snapshot() "
+                  "structure, taken at peak reserved memory) of each case to this JSON file")
+      ->type_name("FILE");
   sub->add_flag("--quiet,-q", a->quiet, "No progress or log lines on stderr");
   return [a] { return run(*a); };
 }

@@ -17,6 +17,8 @@ namespace pinbench::bench {
 struct run_context {
   device::backend& dev;
   std::uint64_t seed = 0;
+  /// `run --snapshot`: engines that can (allocator) put a memory snapshot in case_result::snapshot.
+  bool want_snapshots = false;
 };
 
 /// Runs the cases of one kind. Throws on a failed case; the runner records it and goes on.
@@ -35,6 +37,7 @@ struct run_options {
   std::vector<scenario::override_spec> overrides;
   std::uint64_t seed = 0;
   std::string command_line;
+  bool want_snapshots = false;  ///< see run_context::want_snapshots
   /// Called before each case (index from 0, total, scenario name, case id) for progress lines.
   std::function<void(std::size_t, std::size_t, const std::string&, const std::string&)> on_case;
 };

@@ -34,6 +34,9 @@ struct case_result {
   double elapsed_s = 0;       ///< wall time spent on this case
   std::vector<std::string> warnings;
   nlohmann::json extra = nlohmann::json::object();  ///< kind-specific facts (verified, sample_count, ...)
+  /// A memory snapshot (torch.cuda.memory._snapshot() structure) when one was asked for; null
+  /// otherwise. Too big for the result file: `run --snapshot FILE` writes these to their own file.
+  nlohmann::json snapshot;
 
   [[nodiscard]] const metric* find(std::string_view name) const;
   /// Adds a metric (or returns the one of that name). The reference is valid until the next add.

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/allocator.hpp"
 #include "bench/engine.hpp"
 #include "bench/transfer.hpp"
 #include "core/clock.hpp"
@@ -14,6 +15,7 @@ namespace pinbench::bench {
 
 std::unique_ptr<engine> make_engine(std::string_view kind) {
   if (kind == "transfer") return make_transfer_engine();
+  if (kind == "allocator") return make_allocator_engine();
   return nullptr;
 }
 
@@ -78,7 +80,7 @@ run_result run_scenarios(const std::vector<scenario::scenario>& scenarios, devic
     total += cases.back().size();
   }
 
-  run_context ctx{dev, options.seed};
+  run_context ctx{dev, options.seed, options.want_snapshots};
   std::size_t index = 0;
   for (std::size_t i = 0; i < scenarios.size() && !result.interrupted; ++i) {
     const auto& s = scenarios[i];

@@ -309,7 +309,15 @@ std::vector<resolved_override> resolve(const scenario& s,
     const json parsed = json::parse(o.value, nullptr, false);
     auto c = parsed.is_discarded() ? detail::checked{{}, "not JSON"}
                                    : detail::check_value(*spec, parsed);
-    if (!c.ok()) c = detail::check_value(*spec, o.value);
+    // A list may be typed without brackets (--set batch_sizes=32,48,64). Once the text reads
+    // as a list, its items' problem is the one to report.
+    bool read_as_list = spec->type == param_type::integer_list && parsed.is_array();
+    if (!c.ok() && spec->type == param_type::integer_list && !read_as_list) {
+      const json listed = json::parse("[" + o.value + "]", nullptr, false);
+      read_as_list = !listed.is_discarded();
+      if (read_as_list) c = detail::check_value(*spec, listed);
+    }
+    if (!c.ok() && !read_as_list) c = detail::check_value(*spec, o.value);
     if (!c.ok()) throw input_error(r.label, {}, c.problem);
     r.value = std::move(c.value);
     out.push_back(std::move(r));
@@ -370,12 +378,13 @@ std::vector<case_spec> expand(const scenario& s, const std::vector<override_spec
     std::erase_if(axes, [&](const matrix_axis* a) { return a->param == r.name; });
   }
 
+  const kind_spec* kind = find_kind(s.kind);
   std::size_t total = 1;
   for (const auto* a : axes) total *= a->raw.size();
   std::vector<case_spec> cases;
   cases.reserve(total);
   for (std::size_t n = 0; n < total; ++n) {
-    case_spec c{{}, params, samp};
+    case_spec c{{}, params, samp, s.source};
     // Mixed-radix digits of n, the last axis least significant: it varies fastest.
     std::vector<std::size_t> index(axes.size());
     std::size_t rest = n;
@@ -389,6 +398,7 @@ std::vector<case_spec> expand(const scenario& s, const std::vector<override_spec
       c.id += axes[i]->param + "=" + case_id_part(axes[i]->raw[index[i]]);
     }
     if (axes.empty()) c.id = "default";
+    if (kind != nullptr && kind->check_case) kind->check_case(c.params, s.source);
     cases.push_back(std::move(c));
   }
   return cases;

@@ -47,6 +47,7 @@ struct case_spec {
   std::string id;  ///< "memory=pinned,bytes=1MiB" from the matrix values as written; "default" when no matrix
   nlohmann::json params;  ///< complete and normalised
   struct sampling sampling;
+  std::string source;  ///< the scenario's file (relative paths in params resolve against it)
 };
 
 /// `--set key=value`: `key` is a param name (dotted for nested ones) or `sampling.NAME`.

@@ -2,6 +2,7 @@
 // The single source of truth for validation, `--set`, `pinbench list` and the README.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,13 +13,14 @@
 namespace pinbench::scenario {
 
 enum class param_type {
-  size,         ///< bytes: "64MiB" or an integer; normalised to an unsigned integer of bytes
-  duration,     ///< "500us", "2s"; normalised to an integer of nanoseconds
-  integer,      ///< JSON integer
-  number,       ///< JSON number
-  boolean,      ///< JSON true/false
-  string,       ///< free text
-  enumeration,  ///< one of `choices`
+  size,          ///< bytes: "64MiB" or an integer; normalised to an unsigned integer of bytes
+  duration,      ///< "500us", "2s"; normalised to an integer of nanoseconds
+  integer,       ///< JSON integer
+  number,        ///< JSON number
+  boolean,       ///< JSON true/false
+  string,        ///< free text
+  enumeration,   ///< one of `choices`
+  integer_list,  ///< JSON array of integers, each within min/max ([32, 48, 64]; may be empty)
 };
 
 struct param_spec {
@@ -30,12 +32,18 @@ struct param_spec {
   bool min_exclusive = false;  ///< true: value must be > min (sizes "must be positive")
   std::optional<double> max;   ///< inclusive upper bound, when there is one
   std::string help;
+  /// A rule beyond type and bounds (a config string that must parse): given the normalised
+  /// value, returns what is wrong with it, or "" when it is fine. Empty function = no rule.
+  std::function<std::string(const nlohmann::json&)> check;
 };
 
 struct kind_spec {
   std::string kind;
   std::string help;
   std::vector<param_spec> params;
+  /// A rule across params, run on every expanded case (defaults, matrix and overrides applied):
+  /// throws input_error(source, "params.NAME", ...) for a combination that cannot run.
+  std::function<void(const nlohmann::json& params, const std::string& source)> check_case = {};
 
   [[nodiscard]] const param_spec* find(std::string_view name) const;
   [[nodiscard]] std::vector<std::string> names() const;

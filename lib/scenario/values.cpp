@@ -107,16 +107,26 @@ void read_params_into(const kind_spec& kind, const nlohmann::ordered_json& obj,
   }
 }
 
-}  // namespace
-
-json read_params(const kind_spec& kind, const nlohmann::ordered_json& params,
-                 const std::string& source) {
-  json out = json::object();
-  read_params_into(kind, params, {}, source, out);
-  return out;
+// Every item an integer within the spec's bounds; `item [1]: ...` names the first one that is not.
+checked check_integer_list(const param_spec& s, const json& v) {
+  const wording w{"integer", "", show_number};
+  if (!v.is_array()) {
+    std::string expected = "a list of integers";
+    if (std::isfinite(s.min))
+      expected += fmt::format(" {} {}", s.min_exclusive ? ">" : ">=", show_number(s.min));
+    return problem(expected + " such as [32, 48, 64]", v);
+  }
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const auto& item = v[i];
+    auto c = in_range(s, item,
+                      item.is_number_integer() ? std::optional(item.get<double>()) : std::nullopt,
+                      item, w);
+    if (!c.ok()) return {json(), fmt::format("item [{}]: {}", i, c.problem)};
+  }
+  return {v, {}};
 }
 
-checked check_value(const param_spec& s, const json& v) {
+checked check_type(const param_spec& s, const json& v) {
   switch (s.type) {
     case param_type::size:
       return check_size(s, v);
@@ -141,8 +151,26 @@ checked check_value(const param_spec& s, const json& v) {
       }
       return problem("one of " + quoted_list(s.choices), v);
     }
+    case param_type::integer_list:
+      return check_integer_list(s, v);
   }
   return problem("a valid value", v);
+}
+
+}  // namespace
+
+json read_params(const kind_spec& kind, const nlohmann::ordered_json& params,
+                 const std::string& source) {
+  json out = json::object();
+  read_params_into(kind, params, {}, source, out);
+  return out;
+}
+
+checked check_value(const param_spec& s, const json& v) {
+  checked c = check_type(s, v);
+  if (c.ok() && s.check) c.problem = s.check(c.value);
+  if (!c.ok()) c.value = json();
+  return c;
 }
 
 std::string shown(const json& value) {

@@ -1,0 +1,123 @@
+// The allocator kind through the pinbench executable: load-time errors, --snapshot, list.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct outcome {
+  int code = -1;
+  std::string out, err;
+};
+
+outcome run_pinbench(const std::string& args) {
+  const fs::path err_file =
+      fs::temp_directory_path() / ("pinbench-alloc-cli.stderr." + std::to_string(::getpid()));
+  const std::string cmd = std::string(PINBENCH_EXE) + " " + args + " 2>" + err_file.string();
+  outcome o;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) o.out.append(buf.data(), n);
+  const int status = ::pclose(p);
+  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_file);
+  o.err.assign(std::istreambuf_iterator<char>(e), {});
+  fs::remove(err_file);
+  return o;
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d =
+      fs::temp_directory_path() / ("pinbench-alloc-cli-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+const char* k_fast =
+    " --backend host --quiet --set sampling.min_samples=1 --set sampling.max_samples=1"
+    " --set iterations=3";
+
+}  // namespace
+
+TEST_CASE("bad allocator params stop the run before anything is measured", "[app][allocator]") {
+  const fs::path dir = fresh_dir("bad");
+  const std::string out = (dir / "r.json").string();
+  struct bad {
+    std::string args, expect;
+  };
+  const std::vector<bad> cases{
+      {"--set config=max_split_size_mb:5", "--set config=max_split_size_mb:5: max_split_size_mb"},
+      {"--set config=expandable_segment:True", "did you mean"},
+      {"--set batch_sizes=32,0", "item [1]"},
+      {"--set allocator=cuda_malloc", "expected one of"},
+      {"--set workload=trace", "params.trace_file"},
+      {"--snapshot -", "--snapshot"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.args);
+    const auto o = run_pinbench("run builtin:allocator-caching-vs-raw --backend host --out " + out +
+                                " " + c.args);
+    CHECK(o.code == 2);
+    CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
+    CHECK(o.err.find(c.expect) != std::string::npos);
+    CHECK(o.out.empty());
+    CHECK_FALSE(fs::exists(out));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("run --snapshot writes one snapshot per allocator case", "[app][allocator]") {
+  const fs::path dir = fresh_dir("snap");
+  const std::string snap = (dir / "snap.json").string();
+  const std::string out = (dir / "r.json").string();
+  const auto o = run_pinbench("run builtin:allocator-caching-vs-raw --out " + out +
+                              " --snapshot " + snap + k_fast);
+  REQUIRE(o.code == 0);
+  std::ifstream in(snap);
+  const auto j = nlohmann::json::parse(in);
+  CHECK(j["schema"] == "pinbench.snapshots/1");
+  REQUIRE(j["cases"].size() == 2);
+  CHECK(j["cases"][0]["scenario"] == "allocator-caching-vs-raw");
+  CHECK(j["cases"][0]["case"] == "allocator=caching");
+  CHECK(j["cases"][1]["case"] == "allocator=raw");
+  for (const auto& c : j["cases"]) {
+    CHECK_FALSE(c["snapshot"]["segments"].empty());
+    CHECK(c["snapshot"]["device_traces"].size() == 1);
+  }
+  // The snapshot stays out of the result file, which has the counters and the summary.
+  std::ifstream rin(out);
+  const auto r = nlohmann::json::parse(rin);
+  const auto& raw = r["scenarios"][0]["cases"][1];
+  CHECK_FALSE(raw.contains("snapshot"));
+  CHECK(raw["metrics"].contains("num_device_alloc"));
+  CHECK(raw["info"]["memory_summary"].get<std::string>().find("pinbench memory summary") !=
+        std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("list shows the allocator kind and its scenarios", "[app][allocator]") {
+  auto o = run_pinbench("list --params");
+  CHECK(o.code == 0);
+  CHECK(o.out.find("kind allocator") != std::string::npos);
+  CHECK(o.out.find("batch_sizes") != std::string::npos);
+  CHECK(o.out.find("integer list") != std::string::npos);
+  o = run_pinbench("list");
+  CHECK(o.code == 0);
+  for (const char* name : {"allocator-caching-vs-raw", "allocator-empty-cache",
+                           "allocator-fragmentation", "allocator-hot-path"})
+    CHECK(o.out.find(std::string("builtin:") + name) != std::string::npos);
+}
