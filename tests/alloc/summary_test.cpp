@@ -7,6 +7,7 @@
 
 #include "alloc/summary.hpp"
 #include "core/units.hpp"
+#include "golden.hpp"
 
 using namespace pinbench;
 using namespace pinbench::alloc;
@@ -98,4 +99,9 @@ TEST_CASE("memory_summary draws PyTorch's box with every row", "[alloc][summary]
   CHECK(row(lines, "Oversize allocations") ==
         "| Oversize allocations  |       1    |       2    |       3    |       2    |");
   CHECK(lines.back() == "|" + std::string(75, '=') + "|");
+}
+
+TEST_CASE("memory_summary matches its golden text", "[alloc][summary]") {
+  testing::check_golden("memory_summary.txt",
+                        memory_summary(sample_stats(), "host backend (emulated device)"));
 }

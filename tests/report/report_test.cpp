@@ -11,10 +11,13 @@
 
 #include "core/error.hpp"
 #include "report/report.hpp"
+#include "golden.hpp"
 
 using namespace pinbench;
 using nlohmann::json;
 using nlohmann::ordered_json;
+
+using pinbench::testing::check_golden;
 
 namespace {
 
@@ -120,26 +123,6 @@ bench::run_result sample_run() {
   c.cases = {quoted, plain};
   r.scenarios = {t, c};
   return r;
-}
-
-std::filesystem::path golden_path(const std::string& name) {
-  return std::filesystem::path(PINBENCH_SOURCE_DIR) / "tests" / "data" / "golden" / name;
-}
-
-// PINBENCH_UPDATE_GOLDEN=1 rewrites the golden file instead of comparing with it.
-void check_golden(const std::string& name, const std::string& actual) {
-  const auto path = golden_path(name);
-  const char* update = std::getenv("PINBENCH_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(path, std::ios::binary) << actual;
-    WARN("rewrote " << path.string());
-  }
-  std::ifstream in(path, std::ios::binary);
-  INFO("golden file " << path.string() << " (PINBENCH_UPDATE_GOLDEN=1 rewrites it)");
-  REQUIRE(in.good());
-  std::stringstream expected;
-  expected << in.rdbuf();
-  CHECK(actual == expected.str());
 }
 
 bool all_finite(const ordered_json& j) {
