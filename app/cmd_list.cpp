@@ -75,7 +75,7 @@ int list(const list_args& a) {
   if (a.params) return list_params(a);
   nlohmann::json out = nlohmann::json::array();
   if (a.format != "json")
-    std::printf("%-30s %-10s %-7s %5s  %s\n", "NAME", "KIND", "SUITE", "CASES", "DESCRIPTION");
+    std::printf("%-34s %-10s %-7s %5s  %s\n", "NAME", "KIND", "SUITE", "CASES", "DESCRIPTION");
   for (const auto& f : scenario::builtin_files()) {
     const auto s = scenario::parse_scenario(f.text, std::string(f.source));
     const auto cases = scenario::expand(s).size();
@@ -84,7 +84,7 @@ int list(const list_args& a) {
       out.push_back({{"name", "builtin:" + s.name}, {"kind", s.kind}, {"tags", s.tags},
                      {"cases", cases}, {"description", s.description}, {"source", s.source}});
     } else {
-      std::printf("builtin:%-22s %-10s %-7s %5zu  %s\n", s.name.c_str(), s.kind.c_str(),
+      std::printf("%-34s %-10s %-7s %5zu  %s\n", ("builtin:" + s.name).c_str(), s.kind.c_str(),
                   quick ? "quick" : "", cases, s.description.c_str());
     }
   }

@@ -66,7 +66,9 @@ std::string key_text(const std::string& key) {
 }
 
 std::string case_id_part(const json& raw) {
-  return raw.is_string() ? raw.get<std::string>() : raw.dump();
+  // An empty string (the default config, say) would vanish from the id: show it quoted.
+  if (raw.is_string()) return raw.get_ref<const std::string&>().empty() ? "\"\"" : raw.get<std::string>();
+  return raw.dump();
 }
 
 [[noreturn]] void throw_syntax_error(const json::parse_error& e, std::string_view text,

@@ -238,7 +238,7 @@ TEST_CASE("the fragmentation scenario: the default config runs out of memory, an
       run_scenario(s, 1, false, {{"sampling.min_samples", "1"}, {"sampling.max_samples", "1"}});
   const auto& cases = r.scenarios.at(0).cases;
   REQUIRE(cases.size() >= 2);
-  CHECK(cases.at(0).id == "config=");
+  CHECK(cases.at(0).id == "config=\"\"");
   CHECK(counter(cases.at(0), "num_ooms") > 0);
   bool some_avoids = false;
   for (std::size_t i = 1; i < cases.size(); ++i)
