@@ -129,4 +129,12 @@ class device_allocator {
 /// is not observable; stats count each request as one segment and one block).
 [[nodiscard]] std::unique_ptr<device_allocator> make_raw_allocator(upstream& up);
 
+/// cudaMallocAsync / cudaFreeAsync from the device's default pool (PyTorch's
+/// backend:cudaMallocAsync): one backend stream per stream_id, a free is ordered on the stream of
+/// its allocation. Requests beyond `capacity` bytes allocated (0 = the device's total) fail as
+/// out of memory. reserved_bytes is the pool's (current, peak); num_device_alloc counts calls.
+/// Needs dev.supports_async_alloc(); throws device_error otherwise.
+[[nodiscard]] std::unique_ptr<device_allocator> make_async_allocator(device::backend& dev,
+                                                                     std::size_t capacity);
+
 }  // namespace pinbench::alloc

@@ -46,7 +46,8 @@ class upstream {
 [[nodiscard]] std::unique_ptr<upstream> make_arena_upstream(std::size_t capacity);
 
 /// The backend's raw device memory (device_malloc / device_free), limited to `capacity` bytes
-/// (0 = the device's total). Virtual memory is not supported yet on this path.
+/// (0 = the device's total). Supports virtual memory where the backend does
+/// (device::backend::supports_virtual_memory), with the backend's granularity.
 [[nodiscard]] std::unique_ptr<upstream> make_backend_upstream(device::backend& dev,
                                                               std::size_t capacity);
 

@@ -141,11 +141,14 @@ struct run_output {
 class workload_run {
  public:
   workload_run(const allocator_params& p, const alloc::config& conf, device::backend& dev) : p_(p) {
-    if (p.allocator == "async")
-      throw error(dev.name() == "host"
-                      ? "allocator async (cudaMallocAsync) needs the cuda backend"
-                      : "allocator async (cudaMallocAsync) is not implemented yet");
-    if (dev.name() == "host") {
+    if (p.allocator == "async") {
+      if (!dev.supports_async_alloc())
+        throw error(dev.name() == "host"
+                        ? "allocator async (cudaMallocAsync) needs the cuda backend"
+                        : "allocator async (cudaMallocAsync) is not supported by this device "
+                          "or driver (no memory pools)");
+      allocator_ = alloc::make_async_allocator(dev, p.device_memory);
+    } else if (dev.name() == "host") {
       // The arena costs no memory, so the emulated device can be as large as asked.
       const std::size_t capacity =
           p.device_memory != 0 ? p.device_memory : dev.device_memory().total_bytes;
@@ -155,7 +158,7 @@ class workload_run {
     }
     if (p.allocator == "raw")
       allocator_ = alloc::make_raw_allocator(*upstream_);
-    else
+    else if (p.allocator == "caching")
       allocator_ = alloc::make_caching_allocator(*upstream_, conf, p.memory_fraction);
     if (p.workload == "training_loop")
       events_ = alloc::make_training_loop(p.loop);

@@ -18,6 +18,46 @@ std::string_view to_string(host_kind k) noexcept {
   return "?";
 }
 
+namespace {
+
+[[noreturn]] void unsupported(const backend& dev, std::string_view what) {
+  throw device_error(std::string(what) + " is not supported by the " + std::string(dev.name()) +
+                     " backend");
+}
+
+}  // namespace
+
+std::size_t backend::physical_granularity() const {
+  unsupported(*this, "virtual memory");
+}
+void* backend::reserve_virtual(std::size_t) {
+  unsupported(*this, "virtual memory");
+}
+void backend::release_virtual(void*, std::size_t) {
+  unsupported(*this, "virtual memory");
+}
+bool backend::map_physical(void*, std::size_t) {
+  unsupported(*this, "virtual memory");
+}
+void backend::unmap_physical(void*, std::size_t) {
+  unsupported(*this, "virtual memory");
+}
+void* backend::malloc_async(std::size_t, stream&) {
+  unsupported(*this, "stream-ordered allocation (cudaMallocAsync)");
+}
+void backend::free_async(void*, stream&) {
+  unsupported(*this, "stream-ordered allocation (cudaMallocAsync)");
+}
+async_pool_usage backend::async_pool() const {
+  unsupported(*this, "stream-ordered allocation (cudaMallocAsync)");
+}
+void backend::reset_async_pool_peaks() {
+  unsupported(*this, "stream-ordered allocation (cudaMallocAsync)");
+}
+void backend::trim_async_pool(std::size_t) {
+  unsupported(*this, "stream-ordered allocation (cudaMallocAsync)");
+}
+
 availability cuda_availability() {
 #ifdef PINBENCH_HAVE_CUDA
   return probe_cuda();

@@ -69,6 +69,13 @@ struct memory_info {
   std::size_t total_bytes = 0;
 };
 
+/// The stream-ordered allocator's pool (cudaMemPoolAttr*): memory the pool holds from the
+/// device (reserved) and what is handed out of it (used), with their high-water marks.
+struct async_pool_usage {
+  std::uint64_t reserved_bytes = 0, reserved_peak_bytes = 0;
+  std::uint64_t used_bytes = 0, used_peak_bytes = 0;
+};
+
 class backend {
  public:
   virtual ~backend() = default;
@@ -127,6 +134,35 @@ class backend {
   virtual void synchronize() = 0;                   ///< the whole device
   /// Device time between two completed events, in nanoseconds.
   [[nodiscard]] virtual double elapsed_ns(event& start, event& end) = 0;
+
+  // ---- virtual memory (expandable segments) -----------------------------------------------
+  // Optional: the defaults say "unsupported" (supports_virtual_memory() false, the others throw
+  // device_error). CUDA: cuMemAddressReserve / cuMemCreate + cuMemMap through the driver API.
+  [[nodiscard]] virtual bool supports_virtual_memory() const noexcept { return false; }
+  /// The size and alignment unit of map_physical (CUDA: the minimum allocation granularity).
+  [[nodiscard]] virtual std::size_t physical_granularity() const;
+  /// Reserves `bytes` of device address space, nothing behind it. Throws device_error.
+  [[nodiscard]] virtual void* reserve_virtual(std::size_t bytes);
+  virtual void release_virtual(void* ptr, std::size_t bytes);
+  /// Backs [ptr, ptr + bytes) with new physical memory, readable and writable by the device;
+  /// false when the device is out of memory. `bytes` is a multiple of physical_granularity().
+  [[nodiscard]] virtual bool map_physical(void* ptr, std::size_t bytes);
+  /// Unmaps and frees what one map_physical call with the same ptr and bytes mapped.
+  virtual void unmap_physical(void* ptr, std::size_t bytes);
+
+  // ---- stream-ordered allocation (cudaMallocAsync) ----------------------------------------
+  // Optional as well: the defaults say "unsupported". CUDA: the device's default memory pool,
+  // with a release threshold of UINT64_MAX so that freed memory stays in the pool.
+  [[nodiscard]] virtual bool supports_async_alloc() const noexcept { return false; }
+  /// nullptr when the device is out of memory; other failures throw device_error.
+  [[nodiscard]] virtual void* malloc_async(std::size_t bytes, stream& s);
+  virtual void free_async(void* ptr, stream& s);
+  [[nodiscard]] virtual async_pool_usage async_pool() const;
+  /// Resets the pool's high-water marks to the current values.
+  virtual void reset_async_pool_peaks();
+  /// Returns pool memory beyond `keep_bytes` to the device (cudaMemPoolTrimTo); call it after
+  /// synchronising, the pool only releases memory whose frees completed.
+  virtual void trim_async_pool(std::size_t keep_bytes);
 };
 
 /// Whether the CUDA backend can be used here, and why not.

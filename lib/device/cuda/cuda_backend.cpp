@@ -15,6 +15,7 @@
 #include "device/cuda/cuda_facts.hpp"
 #include "device/cuda/gate_pool.hpp"
 #include "device/cuda/kernels.hpp"
+#include "device/cuda/virtual_memory.hpp"
 
 namespace pinbench::device {
 
@@ -278,6 +279,11 @@ class cuda_backend final : public backend {
         {"pci_bus_id", bus_id_},
     };
     gates_ = std::make_shared<gate_pool>(device_);
+    vm_ = std::make_unique<cuda::virtual_memory>(device_);
+    description_["virtual_memory"] = vm_->usable();
+    if (vm_->usable()) description_["vm_granularity_bytes"] = vm_->granularity();
+    setup_async_pool();
+    description_["async_alloc"] = pool_ != nullptr;
   }
 
   [[nodiscard]] std::string_view name() const noexcept override { return "cuda"; }
@@ -440,7 +446,125 @@ class cuda_backend final : public backend {
     return static_cast<double>(ms) * 1e6;
   }
 
+  // ---- virtual memory -------------------------------------------------------------------
+  [[nodiscard]] bool supports_virtual_memory() const noexcept override { return vm_->usable(); }
+  [[nodiscard]] std::size_t physical_granularity() const override {
+    need_vm();
+    return vm_->granularity();
+  }
+  [[nodiscard]] void* reserve_virtual(std::size_t bytes) override {
+    need_vm();
+    use_device(device_);
+    return vm_->reserve(bytes);
+  }
+  void release_virtual(void* ptr, std::size_t bytes) override {
+    need_vm();
+    use_device(device_);
+    vm_->release(ptr, bytes);
+  }
+  [[nodiscard]] bool map_physical(void* ptr, std::size_t bytes) override {
+    need_vm();
+    use_device(device_);
+    return vm_->map(ptr, bytes);
+  }
+  void unmap_physical(void* ptr, std::size_t bytes) override {
+    need_vm();
+    use_device(device_);
+    vm_->unmap(ptr, bytes);
+  }
+
+  // ---- stream-ordered allocation --------------------------------------------------------
+  [[nodiscard]] bool supports_async_alloc() const noexcept override { return pool_ != nullptr; }
+
+  [[nodiscard]] void* malloc_async(std::size_t bytes, stream& s) override {
+    need_pool();
+    auto& cs = own<cuda_stream>(s, "the stream");
+    if (bytes == 0) return nullptr;
+    use_device(device_);
+    void* ptr = nullptr;
+    const cudaError_t status = cudaMallocFromPoolAsync(&ptr, bytes, pool_, cs.handle());
+    if (status == cudaErrorMemoryAllocation) {
+      static_cast<void>(cudaGetLastError());  // not sticky: the next call must not see it
+      return nullptr;
+    }
+    if (status != cudaSuccess)
+      cuda::throw_error(status, __FILE__, __LINE__,
+                        "cudaMallocFromPoolAsync(&ptr, bytes, pool, stream)");
+    return ptr;
+  }
+
+  void free_async(void* ptr, stream& s) override {
+    need_pool();
+    auto& cs = own<cuda_stream>(s, "the stream");
+    if (ptr == nullptr) return;
+    use_device(device_);
+    PINBENCH_CUDA_CHECK(cudaFreeAsync(ptr, cs.handle()));
+  }
+
+  [[nodiscard]] async_pool_usage async_pool() const override {
+    need_pool();
+    async_pool_usage u;
+    PINBENCH_CUDA_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent,
+                                                &u.reserved_bytes));
+    PINBENCH_CUDA_CHECK(
+        cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemHigh, &u.reserved_peak_bytes));
+    PINBENCH_CUDA_CHECK(
+        cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemCurrent, &u.used_bytes));
+    PINBENCH_CUDA_CHECK(
+        cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemHigh, &u.used_peak_bytes));
+    return u;
+  }
+
+  void reset_async_pool_peaks() override {
+    need_pool();
+    // Setting a high-water mark to 0 resets it to the current value.
+    std::uint64_t zero = 0;
+    PINBENCH_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReservedMemHigh, &zero));
+    zero = 0;
+    PINBENCH_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrUsedMemHigh, &zero));
+  }
+
+  void trim_async_pool(std::size_t keep_bytes) override {
+    need_pool();
+    use_device(device_);
+    PINBENCH_CUDA_CHECK(cudaMemPoolTrimTo(pool_, keep_bytes));
+  }
+
  private:
+  void need_vm() const {
+    if (!vm_->usable())
+      throw device_error("virtual memory is not usable on this device: " + vm_->reason());
+  }
+  void need_pool() const {
+    if (pool_ == nullptr)
+      throw device_error("stream-ordered allocation is not usable on this device: " +
+                         pool_reason_);
+  }
+
+  // The device's default pool, as PyTorch's cudaMallocAsync backend uses it, keeping freed
+  // memory (release threshold UINT64_MAX) instead of returning it at every synchronisation.
+  // Leaves pool_ null with a reason when the device or driver cannot.
+  void setup_async_pool() noexcept {
+    int supported = 0;
+    cudaError_t status =
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device_);
+    if (status == cudaSuccess && supported == 0) {
+      pool_reason_ = "the device does not support memory pools";
+      return;
+    }
+    cudaMemPool_t pool = nullptr;
+    if (status == cudaSuccess) status = cudaDeviceGetDefaultMemPool(&pool, device_);
+    std::uint64_t threshold = UINT64_MAX;
+    if (status == cudaSuccess)
+      status = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+    if (status != cudaSuccess) {
+      static_cast<void>(cudaGetLastError());
+      pool_reason_ = cuda::describe_error(status);
+      return;
+    }
+    pool_ = pool;
+  }
+
   void add_warning_locked(std::string text) const {
     for (const auto& w : warnings_)
       if (w == text) return;
@@ -451,6 +575,9 @@ class cuda_backend final : public backend {
   std::string bus_id_;
   nlohmann::json description_;
   std::shared_ptr<gate_pool> gates_;
+  std::unique_ptr<cuda::virtual_memory> vm_;
+  cudaMemPool_t pool_ = nullptr;  // the device's default pool; not owned
+  std::string pool_reason_;
   mutable std::mutex warnings_mutex_;
   mutable std::vector<std::string> warnings_;
 };
