@@ -2,8 +2,9 @@
 # Checks pinbench on a machine with an NVIDIA GPU, from the repository root, using a build/ made
 # elsewhere (this machine need not have the -dev packages, so nothing is rebuilt here):
 #   1. environment (nvidia-smi -q, pinbench info)   2. the [gpu] test suite (JUnit + console)
-#   3. pinbench's transfer scenarios on --backend cuda   4. the PyTorch peer, when torch has CUDA
-# Everything lands in ${OUT:-out/gpu-check} (at most 8 files). Each part runs under a timeout
+#   3. pinbench's transfer and allocator scenarios on --backend cuda
+#   4. the PyTorch transfer peer, when torch has CUDA
+# Everything lands in ${OUT:-out/gpu-check} (at most 9 files). Each part runs under a timeout
 # and a failing part does not stop the others; the exit code says whether all passed
 # (0 all passed, 1 something failed, 2 no build to check).
 #
@@ -111,6 +112,27 @@ else
 fi
 step "pinbench run: $run_status"
 
+# ---- 3b. pinbench allocator scenarios on cuda ------------------------------------------------------
+alloc_status="not run"
+alloc_chosen=()
+if [[ -n "$listing" ]]; then
+  while read -r name; do alloc_chosen+=("$name"); done < <(grep -Eo 'builtin:allocator-[A-Za-z0-9_-]+' <<<"$listing")
+fi
+if ((${#alloc_chosen[@]} > 0)); then
+  step "pinbench run ${alloc_chosen[*]} --backend cuda -> $OUT/allocator-cuda.json"
+  alloc_rc=0
+  {
+    echo "==== pinbench run ${alloc_chosen[*]} --backend cuda ===="
+    timeout 180 "$PINBENCH" run "${alloc_chosen[@]}" --backend cuda --out "$OUT/allocator-cuda.json" 2>&1
+  } >>"$runs_log" || alloc_rc=$?
+  case "$alloc_rc" in
+    0) alloc_status="ok (${#alloc_chosen[@]} scenarios)" ;;
+    124) alloc_status="timed out" ;;
+    *) alloc_status="FAILED (exit $alloc_rc)" ;;
+  esac
+fi
+step "pinbench allocator run: $alloc_status"
+
 # ---- 4. the PyTorch peer --------------------------------------------------------------------------
 torch_status="skipped: python3 not found"
 if command -v python3 >/dev/null 2>&1; then
@@ -144,6 +166,7 @@ step "torch peer: $torch_status"
     echo "                 $(grep -o '<testsuite [^>]*' "$OUT/gpu-tests.xml" | grep -Eo '(tests|failures|errors)="[0-9]+"' | tr '\n' ' ')"
   fi
   echo "  pinbench run:  $run_status"
+  echo "  allocator run: $alloc_status"
   echo "  torch peer:    $torch_status"
   # Median bandwidth side by side, where both tools measured the same copy.
   if command -v python3 >/dev/null 2>&1 && [[ -f "$OUT/transfer-cuda.json" || -f "$OUT/torch-transfer.json" ]]; then
@@ -184,5 +207,6 @@ PY
 
 case "$tests_status" in passed*) ;; *) exit 1 ;; esac
 case "$run_status" in ok*) ;; *) exit 1 ;; esac
+case "$alloc_status" in ok* | "not run") ;; *) exit 1 ;; esac
 case "$torch_status" in ok | skipped*) ;; *) exit 1 ;; esac
 exit 0
