@@ -45,6 +45,9 @@ struct memory_stats {
   std::int64_t num_device_alloc = 0, num_device_free = 0;
   std::int64_t max_split_size = -1;  ///< bytes; -1 when unlimited (PyTorch shows SIZE_MAX as -1)
 
+  /// Every peak back to its current value (torch.cuda.reset_peak_memory_stats).
+  void reset_peaks();
+
   /// Flat map with PyTorch's key names: "allocated_bytes.all.peak", "num_ooms", ... (sorted).
   [[nodiscard]] nlohmann::json flatten() const;
 };

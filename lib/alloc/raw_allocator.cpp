@@ -99,13 +99,7 @@ class raw_allocator final : public device_allocator {
   [[nodiscard]] memory_stats stats() const override { return stats_; }
 
   void reset_peak_stats() override {
-    for (stat_array* a :
-         {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split,
-          &stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes,
-          &stats_.inactive_split_bytes, &stats_.requested_bytes})
-      a->reset_peak();
-    stats_.oversize_allocations.reset_peak();
-    stats_.oversize_segments.reset_peak();
+    stats_.reset_peaks();
   }
 
   [[nodiscard]] snapshot take_snapshot() const override {

@@ -34,6 +34,14 @@ void stat_array::reset_peak() {
   large_pool.reset_peak();
 }
 
+void memory_stats::reset_peaks() {
+  for (stat_array* a : {&allocation, &segment, &active, &inactive_split, &allocated_bytes,
+                        &reserved_bytes, &active_bytes, &inactive_split_bytes, &requested_bytes})
+    a->reset_peak();
+  oversize_allocations.reset_peak();
+  oversize_segments.reset_peak();
+}
+
 nlohmann::json memory_stats::flatten() const {
   nlohmann::json out = nlohmann::json::object();  // std::map underneath: keys come out sorted
   auto put_stat = [&out](const std::string& prefix, const stat& s) {

@@ -12,40 +12,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_runner.hpp"
+
 namespace fs = std::filesystem;
+using pinbench::testing::fresh_dir;
+using pinbench::testing::run_pinbench;
 
 namespace {
-
-struct outcome {
-  int code = -1;
-  std::string out, err;
-};
-
-outcome run_pinbench(const std::string& args) {
-  const fs::path err_file =
-      fs::temp_directory_path() / ("pinbench-alloc-cli.stderr." + std::to_string(::getpid()));
-  const std::string cmd = std::string(PINBENCH_EXE) + " " + args + " 2>" + err_file.string();
-  outcome o;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) o.out.append(buf.data(), n);
-  const int status = ::pclose(p);
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  o.err.assign(std::istreambuf_iterator<char>(e), {});
-  fs::remove(err_file);
-  return o;
-}
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d =
-      fs::temp_directory_path() / ("pinbench-alloc-cli-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
 
 const char* k_fast =
     " --backend host --quiet --set sampling.min_samples=1 --set sampling.max_samples=1"

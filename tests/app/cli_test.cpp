@@ -10,44 +10,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_runner.hpp"
+
 namespace fs = std::filesystem;
+using pinbench::testing::run_pinbench;
 
 namespace {
 
-struct outcome {
-  int code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-// Runs pinbench with `args` (shell words), capturing stdout and stderr separately.
-outcome pinbench(const std::string& args) {
-  const fs::path dir = fs::temp_directory_path() / "pinbench-cli-test";
-  fs::create_directories(dir);
-  const std::string err_file = (dir / ("stderr." + std::to_string(::getpid()))).string();
-  const std::string cmd = std::string(PINBENCH_EXE) + " " + args + " 2>" + err_file;
-  outcome o;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) o.out.append(buf.data(), n);
-  const int status = ::pclose(p);
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  o.err.assign(std::istreambuf_iterator<char>(e), {});
-  fs::remove(err_file);
-  return o;
-}
-
 std::string data(const std::string& rel) { return std::string(PINBENCH_SOURCE_DIR) + "/tests/data/" + rel; }
 
-fs::path temp_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("pinbench-cli-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& name) { return pinbench::testing::fresh_dir("cli-" + name); }
 
 std::size_t line_count(const std::string& s) {
   return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n'));
@@ -82,7 +54,7 @@ TEST_CASE("every bad input gives exit 2, one line naming the problem, and no res
   };
   for (const auto& c : cases) {
     INFO(c.args);
-    const auto o = pinbench("run " + c.args + " --out " + out);
+    const auto o = run_pinbench("run " + c.args + " --out " + out);
     CHECK(o.code == 2);
     CHECK(line_count(o.err) == 1);
     CHECK(o.err.find(c.expect) != std::string::npos);
@@ -93,7 +65,7 @@ TEST_CASE("every bad input gives exit 2, one line naming the problem, and no res
 }
 
 TEST_CASE("an output path that cannot be written is refused before measuring", "[app][cli]") {
-  const auto o = pinbench("run builtin:transfer-modes --out /nonexistent-dir/r.json");
+  const auto o = run_pinbench("run builtin:transfer-modes --out /nonexistent-dir/r.json");
   CHECK(o.code == 2);
   CHECK(o.err.find("/nonexistent-dir") != std::string::npos);
   CHECK(o.out.empty());
@@ -101,7 +73,7 @@ TEST_CASE("an output path that cannot be written is refused before measuring", "
 
 TEST_CASE("backend cuda without a usable device is an environment error (exit 3)", "[app][cli]") {
   if (std::getenv("PINBENCH_EXPECT_GPU") != nullptr) return;  // on a GPU machine cuda works
-  const auto o = pinbench(std::string("run builtin:transfer-modes --backend cuda") + k_tiny);
+  const auto o = run_pinbench(std::string("run builtin:transfer-modes --backend cuda") + k_tiny);
   if (o.code == 0) {
     WARN("a CUDA device is usable here; the no-device path is not exercised");
     return;
@@ -115,7 +87,7 @@ TEST_CASE("run writes a parseable pinbench.result/1 with raw samples and the env
           "[app][cli]") {
   const fs::path dir = temp_dir("ok");
   const std::string out = (dir / "r.json").string();
-  const auto o = pinbench(std::string("run builtin:transfer-modes --backend host --out ") + out + k_tiny);
+  const auto o = run_pinbench(std::string("run builtin:transfer-modes --backend host --out ") + out + k_tiny);
   REQUIRE(o.code == 0);
   CHECK(o.out.find("transfer-modes") != std::string::npos);
   CHECK(o.out.find("host") != std::string::npos);
@@ -138,33 +110,33 @@ TEST_CASE("run writes a parseable pinbench.result/1 with raw samples and the env
 }
 
 TEST_CASE("out - writes the JSON to stdout, --format csv writes CSV", "[app][cli]") {
-  auto o = pinbench(std::string("run builtin:transfer-modes --backend host --out -") + k_tiny);
+  auto o = run_pinbench(std::string("run builtin:transfer-modes --backend host --out -") + k_tiny);
   REQUIRE(o.code == 0);
   CHECK(nlohmann::json::parse(o.out)["schema"] == "pinbench.result/1");
-  o = pinbench(std::string("run builtin:transfer-modes --backend host --format csv") + k_tiny);
+  o = run_pinbench(std::string("run builtin:transfer-modes --backend host --format csv") + k_tiny);
   REQUIRE(o.code == 0);
   CHECK(o.out.rfind("scenario,kind,case,status,backend", 0) == 0);
 }
 
 TEST_CASE("validate, list and info answer without measuring", "[app][cli]") {
-  auto o = pinbench("validate " + std::string(PINBENCH_SOURCE_DIR) + "/scenarios");
+  auto o = run_pinbench("validate " + std::string(PINBENCH_SOURCE_DIR) + "/scenarios");
   CHECK(o.code == 0);
   CHECK(o.out.find("transfer-size") != std::string::npos);
-  o = pinbench("list");
+  o = run_pinbench("list");
   CHECK(o.code == 0);
   CHECK(o.out.find("builtin:transfer-overlap") != std::string::npos);
-  o = pinbench("list --params");
+  o = run_pinbench("list --params");
   CHECK(o.code == 0);
   CHECK(o.out.find("overlap_compute") != std::string::npos);
-  o = pinbench("info --format json");
+  o = run_pinbench("info --format json");
   CHECK(o.code == 0);
   const auto j = nlohmann::json::parse(o.out);
   CHECK(j["backends"]["host"]["usable"] == true);
   CHECK(j["host"].contains("memlock_limit_bytes"));
   CHECK(j["host"].contains("shm_bytes"));
-  o = pinbench("run --help");
+  o = run_pinbench("run --help");
   CHECK(o.code == 0);
   CHECK(o.out.find("--set") != std::string::npos);
-  o = pinbench("frobnicate");
+  o = run_pinbench("frobnicate");
   CHECK(o.code == 2);
 }
