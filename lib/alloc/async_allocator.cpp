@@ -19,7 +19,7 @@ namespace {
 
 using detail::trace_action;
 
-constexpr std::size_t kSmallSize = std::size_t{1} << 20;
+constexpr std::size_t kSmallSize = detail::small_request_limit;
 
 class async_allocator final : public device_allocator {
  public:
@@ -128,17 +128,9 @@ class async_allocator final : public device_allocator {
   [[nodiscard]] snapshot take_snapshot() const override {
     snapshot out;
     out.segments.reserve(live_.size());
-    for (const auto& [address, a] : live_) {
-      segment_info seg;
-      seg.address = address;
-      seg.total_size = seg.allocated_size = seg.active_size = seg.requested_size = a.bytes;
-      seg.stream = a.stream;
-      seg.segment_type = a.bytes <= kSmallSize ? "small" : "large";
-      seg.blocks.push_back({address, a.bytes, a.bytes, "active_allocated"});
-      out.segments.push_back(std::move(seg));
-    }
-    std::sort(out.segments.begin(), out.segments.end(),
-              [](const segment_info& x, const segment_info& y) { return x.address < y.address; });
+    for (const auto& [address, a] : live_)
+      out.segments.push_back(detail::one_block_segment(address, a.bytes, a.bytes, a.stream));
+    detail::sort_by_address(out.segments);
     out.trace = history_.entries();
     return out;
   }

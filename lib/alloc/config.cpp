@@ -53,16 +53,6 @@ const std::vector<std::string>& unmodelled_keys() {
   return keys;
 }
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 // Quoted for a one-line message: control characters are shown escaped.
 std::string quote(std::string_view s) {
   std::string out = "\"";

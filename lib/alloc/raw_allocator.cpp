@@ -18,7 +18,7 @@ namespace {
 using detail::trace_action;
 
 constexpr std::size_t kMinBlockSize = 512;
-constexpr std::size_t kSmallSize = std::size_t{1} << 20;
+constexpr std::size_t kSmallSize = detail::small_request_limit;
 constexpr std::size_t kLargestRequest = std::size_t{1} << 60;
 
 class raw_allocator final : public device_allocator {
@@ -105,18 +105,9 @@ class raw_allocator final : public device_allocator {
   [[nodiscard]] snapshot take_snapshot() const override {
     snapshot out;
     out.segments.reserve(live_.size());
-    for (const auto& [address, a] : live_) {
-      segment_info seg;
-      seg.address = address;
-      seg.total_size = seg.allocated_size = seg.active_size = a.size;
-      seg.requested_size = a.requested;
-      seg.stream = a.stream;
-      seg.segment_type = a.size <= kSmallSize ? "small" : "large";
-      seg.blocks.push_back({address, a.size, a.requested, "active_allocated"});
-      out.segments.push_back(std::move(seg));
-    }
-    std::sort(out.segments.begin(), out.segments.end(),
-              [](const segment_info& x, const segment_info& y) { return x.address < y.address; });
+    for (const auto& [address, a] : live_)
+      out.segments.push_back(detail::one_block_segment(address, a.size, a.requested, a.stream));
+    detail::sort_by_address(out.segments);
     out.trace = history_.entries();
     return out;
   }

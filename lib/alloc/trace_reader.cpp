@@ -24,16 +24,6 @@ using nlohmann::json;
 constexpr std::string_view trace_schema = "pinbench.trace/1";
 constexpr std::string_view csv_header = "Thread,Time,Action,Pointer,Size,Stream";
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 // Quoted text for a message, short and on one line whatever the input holds.
 std::string quote_snippet(std::string_view s) {
   constexpr std::size_t max_chars = 60;
@@ -87,7 +77,8 @@ trace_format detect_format(const std::string& path) {
                         "scripts/torch_snapshot_to_trace.py first");
     }
     first = false;
-    if (!is_space(c)) return c == '{' ? trace_format::json_trace : trace_format::csv_log;
+    const bool blank = trim(std::string_view(&c, 1)).empty();
+    if (!blank) return c == '{' ? trace_format::json_trace : trace_format::csv_log;
   }
   throw input_error(path, "",
                     "the trace is empty: expected a pinbench.trace/1 JSON trace or an RMM log CSV");

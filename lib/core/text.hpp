@@ -7,6 +7,9 @@
 
 namespace pinbench {
 
+/// `s` without leading and trailing blanks (space, tab, CR, LF).
+[[nodiscard]] std::string_view trim(std::string_view s) noexcept;
+
 /// Levenshtein edit distance.
 [[nodiscard]] std::size_t edit_distance(std::string_view a, std::string_view b);
 

@@ -7,15 +7,11 @@
 #include <fmt/format.h>
 #include <limits>
 
+#include "core/text.hpp"
+
 namespace pinbench {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 // Splits "2.5ms" into the number 2.5 and the suffix "ms". Rejects signs, exponents and blanks.
 bool split_number(std::string_view s, double& value, std::string_view& suffix, bool& integral) {
