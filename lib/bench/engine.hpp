@@ -28,6 +28,8 @@ class engine {
   [[nodiscard]] virtual std::string_view kind() const noexcept = 0;
   /// Runs one case: warm-up, samples until the sampling rule stops, verification.
   [[nodiscard]] virtual case_result run_case(const scenario::case_spec& c, run_context& ctx) = 0;
+  /// A one-line conclusion over the scenario's cases once they ran ("" when the kind has none).
+  [[nodiscard]] virtual std::string verdict(const scenario_result&) const { return {}; }
 };
 
 /// The engine for a kind, or nullptr when the kind has none yet.

@@ -47,6 +47,7 @@ struct scenario_result {
   std::string name, description, kind, source;
   nlohmann::json gate = nlohmann::json::object();
   std::vector<case_result> cases;
+  std::string verdict;  ///< the engine's one-line conclusion over the cases ("" = none)
 };
 
 struct run_result {

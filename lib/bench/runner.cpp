@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "bench/allocator.hpp"
+#include "bench/loader.hpp"
 #include "bench/engine.hpp"
 #include "bench/transfer.hpp"
 #include "core/clock.hpp"
@@ -16,6 +17,7 @@ namespace pinbench::bench {
 std::unique_ptr<engine> make_engine(std::string_view kind) {
   if (kind == "transfer") return make_transfer_engine();
   if (kind == "allocator") return make_allocator_engine();
+  if (kind == "loader") return make_loader_engine();
   return nullptr;
 }
 
@@ -84,7 +86,7 @@ run_result run_scenarios(const std::vector<scenario::scenario>& scenarios, devic
   std::size_t index = 0;
   for (std::size_t i = 0; i < scenarios.size() && !result.interrupted; ++i) {
     const auto& s = scenarios[i];
-    scenario_result sr{s.name, s.description, s.kind, s.source, s.gate, {}};
+    scenario_result sr{s.name, s.description, s.kind, s.source, s.gate, {}, {}};
     auto eng = make_engine(s.kind);
     for (const auto& c : cases[i]) {
       if (interrupt_requested()) {
@@ -96,6 +98,7 @@ run_result run_scenarios(const std::vector<scenario::scenario>& scenarios, devic
       sr.cases.push_back(run_one(eng.get(), s, c, ctx));
       if (sr.cases.back().status == "interrupted") result.interrupted = true;
     }
+    if (eng) sr.verdict = eng->verdict(sr);
     result.scenarios.push_back(std::move(sr));
   }
   result.environment = environment_block(dev);

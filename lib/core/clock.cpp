@@ -1,6 +1,7 @@
 #include "core/clock.hpp"
 
 #include <ctime>
+#include <thread>
 #include <string_view>
 
 namespace pinbench {
@@ -12,6 +13,15 @@ void spin_for_ns(std::int64_t ns) noexcept {
     __builtin_ia32_pause();
 #endif
   }
+}
+
+void occupy_for_ns(std::int64_t ns) noexcept {
+  constexpr std::int64_t spin_tail_ns = 200'000;
+  const std::int64_t end = now_ns() + ns;
+  if (ns > 2 * spin_tail_ns)
+    std::this_thread::sleep_until(std::chrono::steady_clock::time_point(
+        std::chrono::nanoseconds(end - spin_tail_ns)));
+  spin_for_ns(end - now_ns());
 }
 
 std::string_view utc_timestamp(char (&buf)[32]) noexcept {

@@ -17,6 +17,10 @@ namespace pinbench {
 /// Spins (no sleep) until `ns` nanoseconds have passed: real CPU work of a known duration.
 void spin_for_ns(std::int64_t ns) noexcept;
 
+/// Returns after `ns` nanoseconds, sleeping through all but the last ~200 us and spinning the
+/// rest: precise to a few microseconds without holding a core for the whole duration.
+void occupy_for_ns(std::int64_t ns) noexcept;
+
 /// The current UTC time as "2026-11-30T20:00:00Z".
 [[nodiscard]] std::string_view utc_timestamp(char (&buf)[32]) noexcept;
 

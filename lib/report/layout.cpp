@@ -24,9 +24,10 @@ constexpr std::array transfer_headlines{headline{"bandwidth", true}, headline{"c
                                         headline{"host_call_time", true},
                                         headline{"overlap", false}, headline{"pin_time", false}};
 constexpr std::array loader_headlines{
-    headline{"samples_per_s", false}, headline{"gpu_busy", false},
-    headline{"data_wait", false},     headline{"h2d_time", false},
-    headline{"pin_time", false},      headline{"peak_pinned_bytes", false}};
+    headline{"samples_per_s", false},  headline{"gpu_busy", false},
+    headline{"data_wait", false},      headline{"copy_call_time", false},
+    headline{"h2d_time", false},       headline{"pin_time", false},
+    headline{"peak_pinned_bytes", false}};
 constexpr std::array allocator_headlines{headline{"alloc_latency", false},
                                          headline{"free_latency", false},
                                          headline{"iteration_time", false},

@@ -62,6 +62,7 @@ std::string to_markdown(const bench::run_result& r) {
     for (const auto& x : rule) rule_line += x + "|";
     out += rule_line + "\n";
     for (const auto& row : g.rows) out += table_row(row);
+    if (!s.verdict.empty()) out += "\n**Verdict:** " + cell(s.verdict) + "\n";
     bool first = true;
     for (const auto& c : s.cases)
       for (const auto& w : c.warnings) {

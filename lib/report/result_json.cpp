@@ -92,6 +92,7 @@ ojson scenario_json(const bench::scenario_result& s) {
   out["kind"] = s.kind;
   out["source"] = s.source;
   if (has_content(s.gate)) out["gate"] = clean(s.gate);
+  if (!s.verdict.empty()) out["verdict"] = s.verdict;
   ojson cases = ojson::array();
   for (const auto& c : s.cases) cases.push_back(case_json(c));
   out["cases"] = std::move(cases);
@@ -255,6 +256,7 @@ class reader {
     s.kind = string(v, path, "kind", true);
     s.source = string(v, path, "source", false);
     s.gate = block(v, path, "gate", json::object());
+    s.verdict = string(v, path, "verdict", false);
     const auto* cases = member(v, path, "cases", "an array", true);
     const auto cp = member_path(path, "cases");
     array(*cases, cp);

@@ -80,6 +80,7 @@ void draw_scenario(std::string& out, const bench::scenario_result& s, bool color
     cells.back() = paint(cells.back(), status_colour(g.statuses[r]), color);
     out += draw_row(cells, g.columns, widths) + "\n";
   }
+  if (!s.verdict.empty()) out += paint("verdict: ", bold, color) + s.verdict + "\n";
   for (const auto& c : s.cases)
     for (const auto& w : c.warnings)
       out +=

@@ -69,6 +69,9 @@ checked check_size(const param_spec& s, const json& v) {
   std::optional<std::uint64_t> bytes;
   if (v.is_string()) bytes = parse_bytes(v.get_ref<const std::string&>());
   if (v.is_number_unsigned()) bytes = v.get<std::uint64_t>();
+  // A literal 0 in C++ (a default) is a signed JSON integer; parsed text gives unsigned.
+  if (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() >= 0)
+    bytes = static_cast<std::uint64_t>(v.get<std::int64_t>());
   if (!bytes) return in_range(s, v, std::nullopt, json(), {"size", "\"64MiB\"", show_bytes});
   return in_range(s, v, static_cast<double>(*bytes), *bytes, {"size", "\"64MiB\"", show_bytes});
 }

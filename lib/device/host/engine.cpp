@@ -194,7 +194,10 @@ void engine::execute(op& o) noexcept {
       if (o.ring != nullptr) o.ring->hand_back(o.slot);
       break;
     case op::kind::compute:
-      spin_for_ns(o.duration_ns);  // device work keeps its engine busy, by design
+      // Device work keeps its stream busy for the duration, but a GPU kernel takes no host
+      // CPU: sleep through most of it and spin only the end, for a precise finish, so that
+      // emulated compute does not steal a core from the host work it overlaps (loader workers).
+      occupy_for_ns(o.duration_ns);
       break;
     case op::kind::record:
       o.event->complete(o.generation, now_ns());
