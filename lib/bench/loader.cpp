@@ -49,6 +49,7 @@ loader_params read_params(const nlohmann::json& p, std::uint64_t seed) {
   l.dataset.burst_every = d.at("burst_every").get<std::uint64_t>();
   l.dataset.burst_length = d.at("burst_length").get<std::uint64_t>();
   l.dataset.burst_factor = d.at("burst_factor").get<double>();
+  l.dataset.fail_at_sample = d.at("fail_at_sample").get<std::int64_t>();
   l.spec.batch_size = p.at("batch_size").get<std::size_t>();
   l.spec.num_workers = p.at("num_workers").get<int>();
   l.spec.prefetch_factor = p.at("prefetch_factor").get<int>();
@@ -461,7 +462,8 @@ class loader_engine final : public engine {
                                 {"reserved_bytes", st.reserved_bytes}};
     }
     r.extra["timing"] =
-        "samples_per_s, epoch_time: host clock from the first next() to the last step's compute "
+        "samples_per_s, epoch_time: host clock from the start of the run (workers are started "
+        "inside it, as iter() does) to the last step's compute "
         "done; gpu_busy: compute-stream busy time (events) over the run's span on the device";
     if (p.verify) {
       r.extra["verified"] = verified && problem.empty();

@@ -134,6 +134,9 @@ kind_spec loader_kind() {
                       "bursty cost: samples per burst (count, at most burst_every)"),
               bounded("dataset.burst_factor", param_type::number, 1.0, 1, false, 1e4,
                       "bursty cost: a sample in a burst costs this many times cpu_per_sample"),
+              bounded("dataset.fail_at_sample", param_type::integer, -1, -1, false, 1e12,
+                      "fault switch: producing this sample throws, as a failing worker would "
+                      "(index; -1 = never)"),
               bounded("batch_size", param_type::integer, 64, 1, false, 1e6,
                       "samples per batch (count)"),
               bounded("num_workers", param_type::integer, 2, 0, false, 256,

@@ -1,0 +1,807 @@
+#!/usr/bin/env python3
+"""PyTorch peer of pinbench's loader scenarios.
+
+Runs the dataset pinbench's `loader` kind describes (samples of sample_bytes, each costing a
+calibrated amount of real CPU work) through torch.utils.data.DataLoader, sweeping num_workers
+and cpu_per_sample, and writes a pinbench.result/1 document with the same case ids and metrics
+(samples_per_s, batches_per_s, epoch_time, first_batch_time, data_wait), so that PyTorch's own
+numbers can be put beside pinbench's.
+
+Exit codes: 0 done, 1 a case failed, 2 bad arguments, 3 no torch (or --device cuda without a
+CUDA device), 130 interrupted (what was measured is still written).
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+PROG = "torch_dataloader"
+SOURCE = "scripts/peer/torch_dataloader.py"
+SYSTEM_PYTHON = "/usr/bin/python3"  # where Debian's python3-torch lands
+REEXEC_MARK = "PINBENCH_TORCH_REEXEC"  # set when this script re-ran itself under SYSTEM_PYTHON
+INSTALL_HINT = ("install it with `sudo apt-get install -y python3-torch` (Debian) or "
+                "`pip install torch`, or rerun with --install")
+
+UNITS = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+DURATION_UNITS = {"ns": 1, "us": 1_000, "\u00b5s": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+
+# One unit of per-sample CPU work: this many steps of a 32-bit LCG in pure Python. Pure Python
+# keeps the work on one core (a torch op may fan out to intra-op threads) and holds the GIL the
+# way a Python-side transform does, so oversubscription and GIL contention show up as they would.
+LCG_STEPS_PER_UNIT = 32
+CALIBRATION_TRIALS = 9
+CALIBRATION_TRIAL_NS = 2_000_000
+
+
+# ---- arguments ------------------------------------------------------------------------------
+
+def parse_bytes(text):
+    m = re.fullmatch(r"\s*(\d+)\s*(B|KiB|MiB|GiB)?\s*", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f'not a size: "{text}" (expected e.g. 128KiB, 1MiB, 4096)')
+    value = int(m.group(1)) * UNITS[m.group(2) or ""]
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f'size must be positive: "{text}"')
+    return value
+
+
+def parse_duration_ns(text):
+    """"200us" -> 200000; a bare 0 needs no unit, as in pinbench."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ns|us|\u00b5s|ms|s)?\s*", text)
+    if not m or (m.group(2) is None and float(m.group(1)) != 0):
+        raise argparse.ArgumentTypeError(
+            f'not a duration: "{text}" (expected e.g. 0, 500ns, 200us, 2ms)')
+    return round(float(m.group(1)) * DURATION_UNITS[m.group(2) or "ns"])
+
+
+def int_at_least(low):
+    def parse(text):
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f'not an integer: "{text}"') from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {value}")
+        return value
+    return parse
+
+
+def comma_list(parse_item, what):
+    """A comma list of items as typed, each paired with its parsed value; no blanks, no repeats
+    (a repeated value would give two cases one id)."""
+    def parse(text):
+        items = [t.strip() for t in text.split(",")]
+        if not text.strip() or any(not t for t in items):
+            raise argparse.ArgumentTypeError(f'empty entry in the {what} list "{text}"')
+        out = []
+        for t in items:
+            value = parse_item(t)
+            if any(v == value for _, v in out):
+                raise argparse.ArgumentTypeError(f'{what} "{t}" appears twice in "{text}"')
+            out.append((t, value))
+        return out
+    return parse
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Bad arguments: one line on stderr and exit 2, not the usage block."""
+
+    def error(self, message):
+        print(f"{PROG}: error: {message} (see --help)", file=sys.stderr)
+        sys.exit(2)
+
+
+def parse_args(argv):
+    p = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    p.add_argument("--workers", metavar="N,N,...", type=comma_list(int_at_least(0), "workers"),
+                   default="0,2,4",
+                   help="num_workers values to sweep, comma list (default 0,2,4)")
+    p.add_argument("--cpu-per-sample", metavar="DURATION,...",
+                   type=comma_list(parse_duration_ns, "cpu-per-sample"),
+                   default="0us,200us",
+                   help="real CPU work per sample, comma list of durations (default 0us,200us)")
+    p.add_argument("--batch-size", metavar="N", type=int_at_least(1), default=64,
+                   help="samples per batch (default 64)")
+    p.add_argument("--samples", metavar="N", type=int_at_least(1), default=None,
+                   help="samples in the dataset (default 4096; 1024 with --quick)")
+    p.add_argument("--sample-bytes", metavar="SIZE", type=parse_bytes, default=None,
+                   help="bytes per sample (default 128KiB)")
+    p.add_argument("--prefetch-factor", metavar="N", type=int_at_least(1), default=2,
+                   help="batches in flight per worker (default 2; unused with 0 workers)")
+    p.add_argument("--pin-memory", action="store_true",
+                   help="pin batches (needs a CUDA build of torch and a device; otherwise off, "
+                   "with a warning in each case)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="where batches go: cuda copies each with .to(non_blocking=True); cpu only "
+                   "consumes them (default auto: cuda when available)")
+    p.add_argument("--compute-per-batch", metavar="DURATION", type=parse_duration_ns, default=None,
+                   help="device busy work per batch, cuda only (duration, default 0)")
+    p.add_argument("--epochs", metavar="N", type=int_at_least(1), default=1,
+                   help="epochs per run (default 1)")
+    p.add_argument("--runs", metavar="N", type=int_at_least(1), default=None,
+                   help="timed runs per case (default 5; 3 with --quick)")
+    p.add_argument("--warmup", metavar="N", type=int_at_least(0), default=1,
+                   help="untimed runs before them (default 1)")
+    p.add_argument("--quick", action="store_true", help="1024 samples and 3 runs")
+    p.add_argument("--out", metavar="FILE", default="torch-dataloader.json",
+                   help="result file (pinbench.result/1), or - for stdout")
+    p.add_argument("--install", action="store_true",
+                   help="if torch is missing, apt-get install python3-torch (also "
+                   "PINBENCH_INSTALL_TORCH=1)")
+    args = p.parse_args(argv)
+    # argparse runs type= on string defaults too, so the defaults arrive parsed like typed values.
+    if args.samples is None:
+        args.samples = 1024 if args.quick else 4096
+    if args.runs is None:
+        args.runs = 3 if args.quick else 5
+    if args.sample_bytes is None:
+        args.sample_bytes = 128 << 10
+    if args.compute_per_batch is None:
+        args.compute_per_batch = 0
+    return args
+
+
+# ---- format helpers -------------------------------------------------------------------------
+
+def format_bytes_compact(n):
+    """131072 -> "128KiB", 1000 -> "1000", as pinbench writes sizes."""
+    for unit in ("GiB", "MiB", "KiB"):
+        if n % UNITS[unit] == 0:
+            return f"{n // UNITS[unit]}{unit}"
+    return str(n)
+
+
+def format_duration_compact(ns):
+    """2000000 -> "2ms", 0 -> "0": a duration as a param, in the largest exact unit."""
+    if ns == 0:
+        return "0"
+    for unit in ("s", "ms", "us"):
+        if ns % DURATION_UNITS[unit] == 0:
+            return f"{ns // DURATION_UNITS[unit]}{unit}"
+    return f"{ns}ns"
+
+
+def format_duration_ns(ns):
+    """As pinbench's tables show durations."""
+    a = abs(ns)
+    if a < 1e3:
+        return f"{ns:.0f} ns"
+    if a < 1e6:
+        return f"{ns / 1e3:.2f} us"
+    if a < 1e9:
+        return f"{ns / 1e6:.2f} ms"
+    return f"{ns / 1e9:.2f} s"
+
+
+def quantile_sorted(v, q):
+    """Linear interpolation between order statistics (type 7), as pinbench's summarize()."""
+    if not v:
+        return 0.0
+    pos = q * (len(v) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+def summarize(samples):
+    v = sorted(samples)
+    if not v:
+        return {"n": 0, "median": 0, "mean": 0, "min": 0, "max": 0, "q1": 0, "q3": 0, "stdev": 0}
+    return {
+        "n": len(v),
+        "median": quantile_sorted(v, 0.5),
+        "mean": statistics.fmean(v),
+        "min": v[0],
+        "max": v[-1],
+        "q1": quantile_sorted(v, 0.25),
+        "q3": quantile_sorted(v, 0.75),
+        "stdev": statistics.stdev(v) if len(v) > 1 else 0.0,
+    }
+
+
+def metric(unit, better, samples):
+    return {"unit": unit, "better": better, "summary": summarize(samples), "samples": samples}
+
+
+# ---- torch, found or installed --------------------------------------------------------------
+
+def try_import_torch():
+    try:
+        import torch  # noqa: PLC0415 - imported late so that argument errors need no torch
+        return torch, None
+    except ImportError as e:
+        return None, e
+
+
+def system_python_has_torch():
+    """True when Debian's interpreter (not this one) has torch: python3-torch installs there, and
+    a pyenv or venv python3 first on PATH does not see it."""
+    if os.environ.get(REEXEC_MARK) or not os.path.exists(SYSTEM_PYTHON):
+        return False
+    try:
+        if os.path.samefile(sys.executable, SYSTEM_PYTHON):
+            return False
+    except OSError:
+        pass
+    try:
+        # find_spec, not import: importing torch takes seconds, and the re-run imports it anyway.
+        r = subprocess.run([SYSTEM_PYTHON, "-c", "import importlib.util, sys; "
+                            "sys.exit(importlib.util.find_spec('torch') is None)"],
+                           capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0
+
+
+def reexec_under_system_python(argv):
+    print(f"{PROG}: torch is not importable by {sys.executable} but is installed for "
+          f"{SYSTEM_PYTHON}; re-running under it", file=sys.stderr)
+    sys.stderr.flush()
+    env = dict(os.environ, **{REEXEC_MARK: "1"})
+    os.execve(SYSTEM_PYTHON, [SYSTEM_PYTHON, os.path.abspath(__file__), *argv], env)
+
+
+def install_torch():
+    """apt-get install python3-torch, with sudo when not root. Its output goes to stderr: stdout
+    may be carrying the result document."""
+    cmd = ["apt-get", "install", "-y", "python3-torch"]
+    if os.geteuid() != 0:
+        if shutil.which("sudo") is None:
+            print(f"{PROG}: cannot install torch: not root and no sudo; {INSTALL_HINT}",
+                  file=sys.stderr)
+            return False
+        cmd.insert(0, "sudo")
+    print(f"{PROG}: torch is missing; running: {' '.join(cmd)}", file=sys.stderr)
+    sys.stderr.flush()
+    try:
+        r = subprocess.run(cmd, stdout=sys.stderr, check=False)
+    except OSError as e:
+        print(f"{PROG}: cannot run apt-get: {e}; {INSTALL_HINT}", file=sys.stderr)
+        return False
+    if r.returncode != 0:
+        print(f"{PROG}: `{' '.join(cmd)}` failed with exit {r.returncode}; {INSTALL_HINT}",
+              file=sys.stderr)
+        return False
+    return True
+
+
+def obtain_torch(args, argv):
+    """torch, or None after one line saying why and how to get it. May not return at all: it
+    re-runs the script under Debian's python3 when only that one has torch."""
+    torch, error = try_import_torch()
+    if torch is not None:
+        return torch
+    if system_python_has_torch():
+        reexec_under_system_python(argv)
+    if args.install or os.environ.get("PINBENCH_INSTALL_TORCH") == "1":
+        if install_torch():
+            import importlib  # noqa: PLC0415
+
+            importlib.invalidate_caches()
+            torch, error = try_import_torch()
+            if torch is not None:
+                return torch
+            if system_python_has_torch():
+                reexec_under_system_python(argv)
+            print(f"{PROG}: python3-torch is installed, but PyTorch is still not importable by "
+                  f"{sys.executable} ({error})", file=sys.stderr)
+        return None
+    print(f"{PROG}: PyTorch is not importable by {sys.executable} ({error}); {INSTALL_HINT}",
+          file=sys.stderr)
+    return None
+
+
+# ---- the dataset and its CPU work -----------------------------------------------------------
+
+def lcg_work(seed, units):
+    x = (seed * 2654435761 + 1) & 0xFFFFFFFF
+    for _ in range(units * LCG_STEPS_PER_UNIT):
+        x = (x * 1103515245 + 12345) & 0xFFFFFFFF
+    return x
+
+
+def calibrate_unit_ns():
+    """Median over trials of the CPU time one work unit takes, measured once in the main process;
+    workers are handed the result, not re-measured. Thread CPU time rather than wall time: on a
+    shared machine a trial that is descheduled halfway would otherwise read as a slow unit, and
+    every sample would then do too little work."""
+    units = 16
+    while True:  # grow the trial until it takes CALIBRATION_TRIAL_NS, so timer noise is small
+        t0 = time.thread_time_ns()
+        lcg_work(1, units)
+        if time.thread_time_ns() - t0 >= CALIBRATION_TRIAL_NS or units >= 1 << 20:
+            break
+        units *= 2
+    per_unit = []
+    for trial in range(CALIBRATION_TRIALS):
+        t0 = time.thread_time_ns()
+        lcg_work(trial, units)
+        per_unit.append((time.thread_time_ns() - t0) / units)
+    return statistics.median(per_unit)
+
+
+class SyntheticDataset:
+    """Item i: sample_bytes bytes, all equal to i mod 256 (cheap to make, easy to verify), after
+    `units` units of real CPU work. A map-style torch Dataset (it has __getitem__ and __len__);
+    created after torch is imported, so the class needs no torch at definition time."""
+
+    def __init__(self, torch, samples, sample_bytes, units):
+        self.samples = samples
+        self.sample_bytes = sample_bytes
+        self.units = units
+        self.checksum = 0
+        self._full = torch.full
+        self._uint8 = torch.uint8
+
+    def __len__(self):
+        return self.samples
+
+    def __getitem__(self, i):
+        if i < 0 or i >= self.samples:
+            raise IndexError(i)
+        if self.units:
+            self.checksum ^= lcg_work(i, self.units)  # kept, so the work is not dead code
+        return self._full((self.sample_bytes,), i & 0xFF, dtype=self._uint8)
+
+
+def calibrate_sleep_cycles_per_ns(torch):
+    """torch.cuda._sleep spins for a number of GPU clock cycles: how many make one ns."""
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    cycles = 1_000_000
+    torch.cuda._sleep(cycles)  # first launch carries one-off costs
+    torch.cuda.synchronize()
+    rates = []
+    for _ in range(5):
+        start.record()
+        torch.cuda._sleep(cycles)
+        end.record()
+        end.synchronize()
+        ns = start.elapsed_time(end) * 1e6
+        if ns > 0:
+            rates.append(cycles / ns)
+    if not rates:
+        raise RuntimeError("torch.cuda._sleep could not be timed")
+    return statistics.median(rates)
+
+
+# ---- measuring ------------------------------------------------------------------------------
+
+class Interrupted(Exception):
+    """Ctrl-C inside a case, carrying the whole runs measured before it."""
+
+    def __init__(self, partial, runs):
+        super().__init__("interrupted")
+        self.partial = partial
+        self.runs = runs
+
+
+SIGINT_SEEN = [False]
+
+
+def on_sigint(signum, frame):
+    # Ctrl-C reaches the loader's workers too; when one dies of it first, the main process sees
+    # torch's "worker exited unexpectedly" error instead of KeyboardInterrupt. The flag lets that
+    # error still count as an interruption rather than as a failed case.
+    SIGINT_SEEN[0] = True
+    signal.default_int_handler(signum, frame)
+
+
+def one_epoch(torch, loader, setup, expected_batches, wait_ns):
+    """One epoch through a fresh iterator: (epoch_ns, first_batch_ns, batches). Appends each
+    step's wait in next() to wait_ns."""
+    device = setup["device"]
+    sleep_cycles = setup["sleep_cycles"]
+    seen = 0
+    batches = 0
+    first_ns = None
+    it = None
+    t_start = time.perf_counter_ns()
+    try:
+        it = iter(loader)
+        while True:
+            t0 = time.perf_counter_ns()
+            try:
+                batch = next(it)
+            except StopIteration:
+                break
+            t1 = time.perf_counter_ns()
+            wait_ns.append(float(t1 - t0))
+            if first_ns is None:
+                first_ns = t1 - t_start
+            # Every sample once, in order: row r holds sample (first index + r), whose first and
+            # last bytes are its index mod 256. Two columns of B rows: cheap beside the batch.
+            n = batch.shape[0]
+            expected = torch.arange(seen, seen + n, dtype=torch.int64).bitwise_and_(0xFF).to(
+                torch.uint8)
+            if batch.shape[1:] != (setup["sample_bytes"],) or \
+                    not torch.equal(batch[:, 0], expected) or \
+                    not torch.equal(batch[:, -1], expected):
+                raise RuntimeError(f"batch {batches} does not hold samples {seen}..{seen + n - 1}")
+            seen += n
+            batches += 1
+            if device != "cpu":
+                on_device = batch.to(device, non_blocking=True)
+                if sleep_cycles:
+                    torch.cuda._sleep(sleep_cycles)
+                del on_device
+            del batch
+        if device != "cpu":
+            torch.cuda.synchronize()  # the epoch ends when its device work does
+        t_end = time.perf_counter_ns()
+    finally:
+        del it  # shuts its workers down, also when interrupted
+    if seen != setup["samples"] or batches != expected_batches:
+        raise RuntimeError(f"epoch delivered {seen} samples in {batches} batches, expected "
+                           f"{setup['samples']} in {expected_batches}")
+    return t_end - t_start, (first_ns if first_ns is not None else t_end - t_start), batches
+
+
+def measure_case(torch, setup, workers, units, args):
+    from torch.utils.data import DataLoader  # noqa: PLC0415
+
+    dataset = SyntheticDataset(torch, args.samples, args.sample_bytes, units)
+    kwargs = {"batch_size": args.batch_size, "shuffle": False, "drop_last": False,
+              "num_workers": workers, "pin_memory": setup["pin_memory"],
+              "persistent_workers": False}
+    if workers > 0:  # torch rejects prefetch_factor without workers
+        kwargs["prefetch_factor"] = args.prefetch_factor
+    loader = DataLoader(dataset, **kwargs)
+    expected_batches = math.ceil(args.samples / args.batch_size)
+
+    for _ in range(args.warmup):
+        for _ in range(args.epochs):
+            one_epoch(torch, loader, setup, expected_batches, [])
+
+    samples_per_s, batches_per_s, epoch_ns, first_ns, wait_ns = [], [], [], [], []
+
+    def measured():
+        return {
+            "samples_per_s": metric("samples/s", "higher", samples_per_s),
+            "batches_per_s": metric("batches/s", "higher", batches_per_s),
+            "epoch_time": metric("ns", "lower", epoch_ns),
+            "first_batch_time": metric("ns", "lower", first_ns),
+            "data_wait": metric("ns", "lower", wait_ns),
+        }
+
+    try:
+        for _ in range(args.runs):
+            run_ns = 0
+            run_batches = 0
+            run_waits = []
+            run_epochs, run_firsts = [], []
+            for _ in range(args.epochs):
+                e, f, b = one_epoch(torch, loader, setup, expected_batches, run_waits)
+                run_ns += e
+                run_batches += b
+                run_epochs.append(float(e))
+                run_firsts.append(float(f))
+            # A run's samples join the metrics together, so an interrupted case keeps whole runs.
+            samples_per_s.append(args.samples * args.epochs / (run_ns * 1e-9))
+            batches_per_s.append(run_batches / (run_ns * 1e-9))
+            epoch_ns.extend(run_epochs)
+            first_ns.extend(run_firsts)
+            wait_ns.extend(run_waits)
+    except KeyboardInterrupt:
+        raise Interrupted(measured(), len(samples_per_s)) from None
+    except Exception:
+        if SIGINT_SEEN[0]:
+            raise Interrupted(measured(), len(samples_per_s)) from None
+        raise
+    return measured()
+
+
+# ---- environment ----------------------------------------------------------------------------
+
+def host_info():
+    cpu = None
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    memory = None
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    memory = int(line.split()[1]) * 1024
+                    break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu or platform.processor() or None,
+        "cores": os.cpu_count(),
+        "memory_bytes": memory,
+        "hostname": socket.gethostname(),
+        "os": f"{platform.system()} {platform.release()} {platform.machine()}",
+        "python": platform.python_version(),
+    }
+
+
+def device_info(torch, device):
+    if device == "cpu":
+        return {"name": "none (batches stay on the CPU)", "emulated": False}
+    index = torch.cuda.current_device()
+    props = torch.cuda.get_device_properties(index)
+    uuid = getattr(props, "uuid", None)
+    return {
+        "name": torch.cuda.get_device_name(index),
+        "uuid": f"GPU-{uuid}" if uuid is not None else None,
+        "index": index,
+        "compute_capability": f"{props.major}.{props.minor}",
+        "runtime": torch.version.cuda,
+        "memory_bytes": props.total_memory,
+        "multiprocessors": props.multi_processor_count,
+        "emulated": False,
+    }
+
+
+def environment(torch, setup):
+    import torch.multiprocessing as mp  # noqa: PLC0415
+
+    return {
+        "backend": "torch-cuda" if setup["device"] != "cpu" else "torch-cpu",
+        "device": device_info(torch, setup["device"]),
+        "host": host_info(),
+        "peer": {
+            "name": "torch.utils.data.DataLoader",
+            "torch": torch.__version__,
+            "cuda": torch.version.cuda,
+            "python": sys.executable,
+            "intra_op_threads": torch.get_num_threads(),
+            "start_method": mp.get_start_method(allow_none=True) or "default",
+        },
+    }
+
+
+def write_atomic(path, text):
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".torch-dataloader-", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it 0600; a result file is for sharing
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_document(args, argv, torch, setup, cases, interrupted):
+    doc = {
+        "schema": "pinbench.result/1",
+        "tool": {"name": "torch-peer", "version": torch.__version__},
+        "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command_line": shlex.join([SOURCE, *argv]),
+        "interrupted": interrupted,
+        "environment": environment(torch, setup),
+        "scenarios": [{
+            "name": "loader-peer",
+            "description": "torch.utils.data.DataLoader over a synthetic dataset with calibrated "
+                           "CPU work per sample",
+            "kind": "loader",
+            "source": SOURCE,
+            "cases": cases,
+        }],
+    }
+    text = json.dumps(doc, indent=2) + "\n"
+    if args.out == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        write_atomic(args.out, text)
+        print(f"{PROG}: wrote {args.out}", file=sys.stderr)
+
+
+def print_table(cases):
+    rows = [("case", "status", "samples/s (median)", "data_wait (median)")]
+    for c in cases:
+        m = c.get("metrics", {})
+        sps = m.get("samples_per_s", {}).get("summary", {})
+        wait = m.get("data_wait", {}).get("summary", {})
+        rows.append((c["id"], c["status"],
+                     f"{sps['median']:.0f}" if sps.get("n") else "-",
+                     format_duration_ns(wait["median"]) if wait.get("n") else "-"))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for r in rows:
+        print(f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:>{widths[2]}}  {r[3]:>{widths[3]}}",
+              file=sys.stderr)
+
+
+# ---- main -----------------------------------------------------------------------------------
+
+def prepare(torch, args):
+    """Device choice, pinning and calibration, shared by every case; plus warnings for all."""
+    notes = []
+    cuda = torch.cuda.is_available()
+    if args.device == "cuda" and not cuda:
+        print(f"{PROG}: --device cuda, but torch.cuda.is_available() is False (torch "
+              f"{torch.__version__}, CUDA {torch.version.cuda or 'none: a CPU build'})",
+              file=sys.stderr)
+        return None
+    device = "cuda" if args.device == "cuda" or (args.device == "auto" and cuda) else "cpu"
+
+    pin = args.pin_memory
+    if pin and not cuda:
+        pin = False
+        why = ("this torch is a CPU build" if torch.version.cuda is None
+               else "no CUDA device is usable")
+        notes.append(f"pin_memory was requested but is off: {why} "
+                     f"(torch {torch.__version__}), and DataLoader pins only for CUDA")
+    elif pin and device == "cpu":
+        notes.append("pin_memory is on, but batches stay on the CPU (--device cpu): pinning "
+                     "is pure overhead here")
+
+    compute_ns = args.compute_per_batch
+    sleep_cycles_per_ns = None
+    if compute_ns and device == "cpu":
+        notes.append(f"compute_per_batch {format_duration_ns(compute_ns)} is ignored: it is "
+                     "device work and batches stay on the CPU")
+        compute_ns = 0
+    elif compute_ns:
+        sleep_cycles_per_ns = calibrate_sleep_cycles_per_ns(torch)
+
+    unit_ns = calibrate_unit_ns()
+    print(f"{PROG}: calibration: one work unit ({LCG_STEPS_PER_UNIT} LCG steps in Python) = "
+          f"{unit_ns:.0f} ns; device {device}", file=sys.stderr)
+    return {
+        "device": device,
+        "pin_memory": pin,
+        "compute_ns": compute_ns,
+        "sleep_cycles_per_ns": sleep_cycles_per_ns,
+        "sleep_cycles": round(compute_ns * sleep_cycles_per_ns) if compute_ns else 0,
+        "unit_ns": unit_ns,
+        "samples": args.samples,
+        "sample_bytes": args.sample_bytes,
+        "warnings": notes,
+    }
+
+
+def case_entry(args, setup, workers_text, workers, cost_text, cost_ns):
+    units = 0
+    notes = list(setup["warnings"])
+    if cost_ns > 0:
+        units = round(cost_ns / setup["unit_ns"])
+        if units == 0:
+            units = 1
+            notes.append(f"cpu_per_sample {cost_text} is below half a work unit "
+                         f"({setup['unit_ns']:.0f} ns): each sample does one unit")
+    case = {
+        "id": f"dataset.cpu_per_sample={cost_text},num_workers={workers_text}",
+        "params": {
+            "dataset": {
+                "samples": args.samples,
+                "sample_bytes": format_bytes_compact(args.sample_bytes),
+                "cpu_per_sample": cost_text,
+                "source": "memory",
+            },
+            "batch_size": args.batch_size,
+            "num_workers": workers,
+            "prefetch_factor": args.prefetch_factor,
+            "pin_memory": setup["pin_memory"],
+            "pin_mode": "per_batch",
+            "non_blocking": setup["device"] != "cpu",
+            "shuffle": False,
+            "drop_last": False,
+            "epochs": args.epochs,
+            "compute_per_batch": format_duration_compact(setup["compute_ns"]),
+        },
+        "status": "ok",
+        "stop_reason": "max_samples",
+        "elapsed_s": 0.0,
+    }
+    if notes:
+        case["warnings"] = notes
+    calibration = {
+        "ns_per_unit": setup["unit_ns"],
+        "units_per_sample": units,
+        "work_per_sample_ns": units * setup["unit_ns"],
+        "unit": f"{LCG_STEPS_PER_UNIT} steps of a 32-bit LCG in pure Python",
+        "clock": f"thread CPU time, median of {CALIBRATION_TRIALS} trials in the main process",
+    }
+    if setup["sleep_cycles_per_ns"]:
+        calibration["compute_cycles_per_ns"] = setup["sleep_cycles_per_ns"]
+        calibration["compute_cycles_per_batch"] = setup["sleep_cycles"]
+    steps = math.ceil(args.samples / args.batch_size)
+    case["info"] = {
+        "calibration": calibration,
+        # The same two numbers under the key pinbench's loader engine writes them.
+        "cpu_work": {"ns_per_unit": setup["unit_ns"], "units_per_sample": units},
+        "batch_bytes": args.batch_size * args.sample_bytes,
+        "steps_per_run": steps * args.epochs,
+        "runs": args.runs,
+        "warmup": args.warmup,
+        "pin_memory_requested": args.pin_memory,
+        "timing": "host clock: epoch_time and samples_per_s from iter() (workers started) to the "
+                  "end of the epoch (workers shut down, device work done); first_batch_time from "
+                  "iter() to the first batch; data_wait: each step's time in next()",
+        "verify_note": "order and exactly-once checked on every batch as the loop receives it "
+                       "(each row's first and last byte, batch and sample counts per epoch)",
+    }
+    return case, units
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    torch = obtain_torch(args, argv)
+    if torch is None:
+        return 3
+
+    cases = []
+    setup = None
+    interrupted = False
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        setup = prepare(torch, args)
+        if setup is None:
+            return 3
+        for cost_text, cost_ns in args.cpu_per_sample:
+            for workers_text, workers in args.workers:
+                case, units = case_entry(args, setup, workers_text, workers, cost_text,
+                                         cost_ns)
+                started = time.perf_counter()
+                try:
+                    # torch's own warnings (more workers than cores, ...) belong to the case.
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        case["metrics"] = measure_case(torch, setup, workers, units, args)
+                    case["info"]["verified"] = True  # a mismatch raises instead
+                    for w in dict.fromkeys(f"torch: {w.message}" for w in caught):
+                        case.setdefault("warnings", []).append(w)
+                        print(f"{PROG}: {case['id']}: {w}", file=sys.stderr)
+                    med = case["metrics"]["samples_per_s"]["summary"]["median"]
+                    print(f"{PROG}: {case['id']}: {med:.0f} samples/s", file=sys.stderr)
+                except Interrupted as e:
+                    if e.runs > 0:  # keep a case cut short only when it has whole runs
+                        case.update(status="interrupted", stop_reason="interrupted",
+                                    metrics=e.partial)
+                        case["elapsed_s"] = time.perf_counter() - started
+                        cases.append(case)
+                    raise KeyboardInterrupt from None
+                except Exception as e:  # noqa: BLE001 - one failed case does not stop the run
+                    if SIGINT_SEEN[0]:
+                        raise KeyboardInterrupt from None
+                    case.update(status="error", message=f"{type(e).__name__}: {e}", metrics={})
+                    print(f"{PROG}: {case['id']}: error: {case['message']}", file=sys.stderr)
+                case["elapsed_s"] = time.perf_counter() - started
+                cases.append(case)
+    except KeyboardInterrupt:
+        interrupted = True
+        print(f"{PROG}: interrupted; writing the {len(cases)} case(s) measured", file=sys.stderr)
+    if setup is None:
+        return 130 if interrupted else 3
+
+    print_table(cases)
+    write_document(args, argv, torch, setup, cases, interrupted)
+    if interrupted:
+        return 130
+    return 1 if any(c["status"] != "ok" for c in cases) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
