@@ -2,9 +2,9 @@
 # Checks pinbench on a machine with an NVIDIA GPU, from the repository root, using a build/ made
 # elsewhere (this machine need not have the -dev packages, so nothing is rebuilt here):
 #   1. environment (nvidia-smi -q, pinbench info)   2. the [gpu] test suite (JUnit + console)
-#   3. pinbench's transfer and allocator scenarios on --backend cuda
-#   4. the PyTorch transfer peer, when torch has CUDA
-# Everything lands in ${OUT:-out/gpu-check} (at most 9 files). Each part runs under a timeout
+#   3. pinbench's transfer, allocator and loader scenarios on --backend cuda
+#   4. the PyTorch transfer and DataLoader peers, when torch has CUDA
+# Everything lands in ${OUT:-out/gpu-check} (at most 12 files). Each part runs under a timeout
 # and a failing part does not stop the others; the exit code says whether all passed
 # (0 all passed, 1 something failed, 2 no build to check).
 #
@@ -133,7 +133,33 @@ if ((${#alloc_chosen[@]} > 0)); then
 fi
 step "pinbench allocator run: $alloc_status"
 
-# ---- 4. the PyTorch peer --------------------------------------------------------------------------
+# ---- 3c. pinbench loader scenarios on cuda ---------------------------------------------------------
+# Every built-in loader scenario, then loader-peer again with pin_memory on, as the torch peer
+# runs it on a CUDA device (the built-in keeps it off so that a CPU build of torch can match it).
+loader_status="not run"
+loader_chosen=()
+if [[ -n "$listing" ]]; then
+  while read -r name; do loader_chosen+=("$name"); done < <(grep -Eo 'builtin:loader-[A-Za-z0-9_-]+' <<<"$listing")
+fi
+if ((${#loader_chosen[@]} > 0)); then
+  step "pinbench run ${loader_chosen[*]} --backend cuda -> $OUT/loader-cuda.json"
+  loader_rc=0
+  {
+    echo "==== pinbench run ${loader_chosen[*]} --backend cuda ===="
+    timeout 150 "$PINBENCH" run "${loader_chosen[@]}" --backend cuda --out "$OUT/loader-cuda.json" 2>&1
+    echo "==== pinbench run builtin:loader-peer --backend cuda --set pin_memory=true ===="
+    timeout 90 "$PINBENCH" run builtin:loader-peer --backend cuda --set pin_memory=true \
+      --out "$OUT/loader-peer-cuda.json" 2>&1
+  } >>"$runs_log" || loader_rc=$?
+  case "$loader_rc" in
+    0) loader_status="ok (${#loader_chosen[@]} scenarios + loader-peer pinned)" ;;
+    124) loader_status="timed out" ;;
+    *) loader_status="FAILED (exit $loader_rc)" ;;
+  esac
+fi
+step "pinbench loader run: $loader_status"
+
+# ---- 4. the PyTorch peers --------------------------------------------------------------------------
 torch_status="skipped: python3 not found"
 if command -v python3 >/dev/null 2>&1; then
   if timeout 60 python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' \
@@ -150,6 +176,14 @@ if command -v python3 >/dev/null 2>&1; then
       124) torch_status="timed out" ;;
       *) torch_status="FAILED (exit $torch_rc)" ;;
     esac
+    step "torch DataLoader peer -> $OUT/torch-dataloader.json"
+    loader_peer_rc=0
+    {
+      echo "==== python3 scripts/peer/torch_dataloader.py --device cuda --pin-memory ===="
+      PYTHONUNBUFFERED=1 timeout 120 python3 scripts/peer/torch_dataloader.py --device cuda \
+        --pin-memory --out "$OUT/torch-dataloader.json" 2>&1
+    } >>"$runs_log" || loader_peer_rc=$?
+    [[ "$loader_peer_rc" == 0 ]] || torch_status+="; DataLoader peer FAILED (exit $loader_peer_rc)"
   else
     torch_status="skipped: python3 cannot import torch with CUDA"
   fi
@@ -167,6 +201,7 @@ step "torch peer: $torch_status"
   fi
   echo "  pinbench run:  $run_status"
   echo "  allocator run: $alloc_status"
+  echo "  loader run:    $loader_status"
   echo "  torch peer:    $torch_status"
   # Median bandwidth side by side, where both tools measured the same copy.
   if command -v python3 >/dev/null 2>&1 && [[ -f "$OUT/transfer-cuda.json" || -f "$OUT/torch-transfer.json" ]]; then
@@ -203,10 +238,39 @@ if keys:
         print(f"    {k[0]:3} {str(k[1]):14} {k[2]:12} {k[3]:>7}  {a} | {b}")
 PY
   fi
+  # The DataLoader side by side: samples/s per case id, pinbench's loader-peer vs torch's.
+  if command -v python3 >/dev/null 2>&1 && [[ -f "$OUT/loader-peer-cuda.json" || -f "$OUT/torch-dataloader.json" ]]; then
+    timeout 30 python3 - "$OUT/loader-peer-cuda.json" "$OUT/torch-dataloader.json" <<'PY' || true
+import json, sys
+
+def rates(path):
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    out = {}
+    for s in doc.get("scenarios", []):
+        for c in s.get("cases", []):
+            m = c.get("metrics", {}).get("samples_per_s", {}).get("summary", {}).get("median")
+            if m is not None and c.get("status") == "ok":
+                out[c.get("id")] = m
+    return out
+
+pb, th = rates(sys.argv[1]), rates(sys.argv[2])
+if pb or th:
+    print("  loader samples/s, median (pinbench | torch DataLoader):")
+    for k in sorted(set(pb) | set(th)):
+        a = f"{pb[k]:10.0f}" if k in pb else "         -"
+        b = f"{th[k]:10.0f}" if k in th else "         -"
+        print(f"    {k:45} {a} | {b}")
+PY
+  fi
 } | tee "$OUT/summary.txt"
 
 case "$tests_status" in passed*) ;; *) exit 1 ;; esac
 case "$run_status" in ok*) ;; *) exit 1 ;; esac
 case "$alloc_status" in ok* | "not run") ;; *) exit 1 ;; esac
+case "$loader_status" in ok* | "not run") ;; *) exit 1 ;; esac
 case "$torch_status" in ok | skipped*) ;; *) exit 1 ;; esac
 exit 0
