@@ -17,6 +17,7 @@
 #include "core/interrupt.hpp"
 #include "core/sysinfo.hpp"
 #include "core/units.hpp"
+#include "device/event_stock.hpp"
 #include "loader/loader.hpp"
 
 namespace pinbench::bench {
@@ -69,24 +70,7 @@ loader_params read_params(const nlohmann::json& p, std::uint64_t seed) {
   return l;
 }
 
-// Events are reused across steps: a fresh one per copy would cost a driver call each.
-class event_stock {
- public:
-  explicit event_stock(device::backend& dev) : dev_(dev) {}
-  std::unique_ptr<device::event> take() {
-    if (spare_.empty()) return dev_.create_event();
-    auto e = std::move(spare_.back());
-    spare_.pop_back();
-    return e;
-  }
-  void give(std::unique_ptr<device::event> e) {
-    if (e) spare_.push_back(std::move(e));
-  }
-
- private:
-  device::backend& dev_;
-  std::vector<std::unique_ptr<device::event>> spare_;
-};
+using device::event_stock;
 
 // One step on the device: the batch's device buffer and the events that time it.
 struct step_record {
@@ -359,12 +343,6 @@ class loader_run {
   std::deque<step_record> inflight_;
 };
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 void append(std::vector<double>& to, const std::vector<double>& from) {
   to.insert(to.end(), from.begin(), from.end());
 }
@@ -499,7 +477,7 @@ std::string loader_verdict(const scenario_result& s) {
     if (sps == nullptr || sps->samples.empty()) continue;
     const metric* busy = c.find("gpu_busy");
     const bool has_busy = busy != nullptr && !busy->samples.empty();
-    pts.push_back({&c, median_of(sps->samples), has_busy ? median_of(busy->samples) : 0, has_busy});
+    pts.push_back({&c, sps->summarize().median, has_busy ? busy->summarize().median : 0, has_busy});
   }
   if (pts.empty()) return {};
   const auto name = [](const case_result* c) { return c->id.empty() ? std::string("default") : c->id; };

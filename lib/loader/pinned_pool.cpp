@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/sysinfo.hpp"
 #include "core/units.hpp"
+#include "device/event_stock.hpp"
 
 namespace pinbench::loader {
 
@@ -40,22 +41,7 @@ std::unique_ptr<device::host_buffer> alloc_pinned(device::backend& dev, std::siz
   }
 }
 
-// Events are reused: creating one per copy would cost a driver call each time.
-class event_stock {
- public:
-  explicit event_stock(device::backend& dev) : dev_(dev) {}
-  std::unique_ptr<device::event> take() {
-    if (spare_.empty()) return dev_.create_event();
-    auto e = std::move(spare_.back());
-    spare_.pop_back();
-    return e;
-  }
-  void give(std::unique_ptr<device::event> e) { spare_.push_back(std::move(e)); }
-
- private:
-  device::backend& dev_;
-  std::vector<std::unique_ptr<device::event>> spare_;
-};
+using device::event_stock;
 
 class caching_host_allocator final : public pinned_pool {
  public:
