@@ -49,7 +49,8 @@ struct cpu_calibration {
 class dataset {
  public:
   /// Makes the backing storage: an in-memory block (memory), or a file of samples x sample_bytes
-  /// written once (file), removed in the destructor. Throws environment_error when the file
+  /// written once (file) and unlinked at once: the open descriptor keeps it readable until the
+  /// destructor closes it, and nothing is left behind even when the process is killed. Throws environment_error when the file
   /// cannot be made (no space: the message says how much is needed and free).
   explicit dataset(const dataset_spec& spec);
   ~dataset();
@@ -60,6 +61,7 @@ class dataset {
   [[nodiscard]] std::uint64_t size() const noexcept { return spec_.samples; }
   [[nodiscard]] std::size_t sample_bytes() const noexcept { return spec_.sample_bytes; }
   [[nodiscard]] std::uint64_t units_per_sample() const noexcept { return units_; }
+  /// Where the file was made (already unlinked); empty for the memory source.
   [[nodiscard]] const std::filesystem::path& file() const noexcept { return file_; }
 
   /// Called before each epoch: with a cold cache, evicts the file's pages (posix_fadvise).

@@ -211,7 +211,8 @@ class pinned_ring final : public pinned_pool {
     }
     lock.lock();
     s.recorded = false;
-    if (recorded) ++stats_.reuses;
+    if (s.lent_before) ++stats_.reuses;  // as the caching allocator counts: any second lending
+    s.lent_before = true;
     return {s.buf->data(), bytes, slot_bytes_, id, s.buf->page_locked()};
   }
 
@@ -250,6 +251,7 @@ class pinned_ring final : public pinned_pool {
     std::unique_ptr<device::event> done;
     bool recorded = false;  // `done` guards the copy that last read the slot
     bool leased = false;
+    bool lent_before = false;
   };
 
   slot& checked(const pinned_lease& lease) {
