@@ -12,22 +12,25 @@ CUDA device), 130 interrupted (what was measured is still written).
 """
 
 import argparse
-import datetime
 import json
 import math
 import os
-import platform
 import re
 import shlex
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import warnings
+
+# The helpers both peer scripts share live beside them: found from the script's own directory,
+# so the script runs from any working directory (and under another interpreter when re-run).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pinbench_result import (  # noqa: E402
+    document_head, format_bytes_compact, host_info, metric, write_atomic)
+import pinbench_result  # noqa: E402
 
 PROG = "torch_dataloader"
 SOURCE = "scripts/peer/torch_dataloader.py"
@@ -36,7 +39,6 @@ REEXEC_MARK = "PINBENCH_TORCH_REEXEC"  # set when this script re-ran itself unde
 INSTALL_HINT = ("install it with `sudo apt-get install -y python3-torch` (Debian) or "
                 "`pip install torch`, or rerun with --install")
 
-UNITS = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 DURATION_UNITS = {"ns": 1, "us": 1_000, "\u00b5s": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
 # One unit of per-sample CPU work: this many steps of a 32-bit LCG in pure Python. Pure Python
@@ -50,13 +52,7 @@ CALIBRATION_TRIAL_NS = 2_000_000
 # ---- arguments ------------------------------------------------------------------------------
 
 def parse_bytes(text):
-    m = re.fullmatch(r"\s*(\d+)\s*(B|KiB|MiB|GiB)?\s*", text)
-    if not m:
-        raise argparse.ArgumentTypeError(f'not a size: "{text}" (expected e.g. 128KiB, 1MiB, 4096)')
-    value = int(m.group(1)) * UNITS[m.group(2) or ""]
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f'size must be positive: "{text}"')
-    return value
+    return pinbench_result.parse_bytes(text, example="128KiB, 1MiB, 4096")
 
 
 def parse_duration_ns(text):
@@ -157,14 +153,6 @@ def parse_args(argv):
 
 # ---- format helpers -------------------------------------------------------------------------
 
-def format_bytes_compact(n):
-    """131072 -> "128KiB", 1000 -> "1000", as pinbench writes sizes."""
-    for unit in ("GiB", "MiB", "KiB"):
-        if n % UNITS[unit] == 0:
-            return f"{n // UNITS[unit]}{unit}"
-    return str(n)
-
-
 def format_duration_compact(ns):
     """2000000 -> "2ms", 0 -> "0": a duration as a param, in the largest exact unit."""
     if ns == 0:
@@ -185,36 +173,6 @@ def format_duration_ns(ns):
     if a < 1e9:
         return f"{ns / 1e6:.2f} ms"
     return f"{ns / 1e9:.2f} s"
-
-
-def quantile_sorted(v, q):
-    """Linear interpolation between order statistics (type 7), as pinbench's summarize()."""
-    if not v:
-        return 0.0
-    pos = q * (len(v) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(v) - 1)
-    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
-
-
-def summarize(samples):
-    v = sorted(samples)
-    if not v:
-        return {"n": 0, "median": 0, "mean": 0, "min": 0, "max": 0, "q1": 0, "q3": 0, "stdev": 0}
-    return {
-        "n": len(v),
-        "median": quantile_sorted(v, 0.5),
-        "mean": statistics.fmean(v),
-        "min": v[0],
-        "max": v[-1],
-        "q1": quantile_sorted(v, 0.25),
-        "q3": quantile_sorted(v, 0.75),
-        "stdev": statistics.stdev(v) if len(v) > 1 else 0.0,
-    }
-
-
-def metric(unit, better, samples):
-    return {"unit": unit, "better": better, "summary": summarize(samples), "samples": samples}
 
 
 # ---- torch, found or installed --------------------------------------------------------------
@@ -507,35 +465,6 @@ def measure_case(torch, setup, workers, units, args):
 
 # ---- environment ----------------------------------------------------------------------------
 
-def host_info():
-    cpu = None
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    memory = None
-    try:
-        with open("/proc/meminfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    memory = int(line.split()[1]) * 1024
-                    break
-    except OSError:
-        pass
-    return {
-        "cpu": cpu or platform.processor() or None,
-        "cores": os.cpu_count(),
-        "memory_bytes": memory,
-        "hostname": socket.gethostname(),
-        "os": f"{platform.system()} {platform.release()} {platform.machine()}",
-        "python": platform.python_version(),
-    }
-
-
 def device_info(torch, device):
     if device == "cpu":
         return {"name": "none (batches stay on the CPU)", "emulated": False}
@@ -572,30 +501,9 @@ def environment(torch, setup):
     }
 
 
-def write_atomic(path, text):
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".torch-dataloader-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it 0600; a result file is for sharing
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def write_document(args, argv, torch, setup, cases, interrupted):
     doc = {
-        "schema": "pinbench.result/1",
-        "tool": {"name": "torch-peer", "version": torch.__version__},
-        "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        **document_head(torch.__version__),
         "command_line": shlex.join([SOURCE, *argv]),
         "interrupted": interrupted,
         "environment": environment(torch, setup),
@@ -613,7 +521,7 @@ def write_document(args, argv, torch, setup, cases, interrupted):
         sys.stdout.write(text)
         sys.stdout.flush()
     else:
-        write_atomic(args.out, text)
+        write_atomic(args.out, text, ".torch-dataloader-", shared=True)
         print(f"{PROG}: wrote {args.out}", file=sys.stderr)
 
 

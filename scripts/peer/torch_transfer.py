@@ -10,69 +10,20 @@ Exit codes: 0 done, 2 bad arguments, 3 no torch or no CUDA device.
 """
 
 import argparse
-import datetime
 import json
-import math
 import os
-import platform
 import re
-import socket
-import statistics
 import sys
-import tempfile
 import time
+
+# The helpers both peer scripts share live beside them: found from the script's own directory,
+# so the script runs from any working directory (and under another interpreter when re-run).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pinbench_result import (  # noqa: E402
+    document_head, format_bytes_compact, host_info, metric, parse_bytes, write_atomic)
 
 DEFAULT_SIZES = ["4KiB", "64KiB", "1MiB", "16MiB", "64MiB", "256MiB"]
 QUICK_SIZES = ["64KiB", "16MiB"]
-UNITS = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
-
-
-def parse_bytes(text):
-    m = re.fullmatch(r"\s*(\d+)\s*(B|KiB|MiB|GiB)?\s*", text)
-    if not m:
-        raise argparse.ArgumentTypeError(f'not a size: "{text}" (expected e.g. 4KiB, 64MiB, 4096)')
-    value = int(m.group(1)) * UNITS[m.group(2) or ""]
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f'size must be positive: "{text}"')
-    return value
-
-
-def format_bytes_compact(n):
-    """4096 -> "4KiB", 1000 -> "1000", as pinbench writes sizes in case ids."""
-    for unit in ("GiB", "MiB", "KiB"):
-        if n % UNITS[unit] == 0:
-            return f"{n // UNITS[unit]}{unit}"
-    return str(n)
-
-
-def quantile_sorted(v, q):
-    """Linear interpolation between order statistics (type 7), as pinbench's summarize()."""
-    if not v:
-        return 0.0
-    pos = q * (len(v) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(v) - 1)
-    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
-
-
-def summarize(samples):
-    v = sorted(samples)
-    if not v:
-        return {"n": 0, "median": 0, "mean": 0, "min": 0, "max": 0, "q1": 0, "q3": 0, "stdev": 0}
-    return {
-        "n": len(v),
-        "median": quantile_sorted(v, 0.5),
-        "mean": statistics.fmean(v),
-        "min": v[0],
-        "max": v[-1],
-        "q1": quantile_sorted(v, 0.25),
-        "q3": quantile_sorted(v, 0.75),
-        "stdev": statistics.stdev(v) if len(v) > 1 else 0.0,
-    }
-
-
-def metric(unit, better, samples):
-    return {"unit": unit, "better": better, "summary": summarize(samples), "samples": samples}
 
 
 def read_first(path):
@@ -147,35 +98,6 @@ def device_info(torch):
         "emulated": False,
     }
     return info
-
-
-def host_info():
-    cpu = None
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    memory = None
-    try:
-        with open("/proc/meminfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    memory = int(line.split()[1]) * 1024
-                    break
-    except OSError:
-        pass
-    return {
-        "cpu": cpu or platform.processor() or None,
-        "cores": os.cpu_count(),
-        "memory_bytes": memory,
-        "hostname": socket.gethostname(),
-        "os": f"{platform.system()} {platform.release()} {platform.machine()}",
-        "python": platform.python_version(),
-    }
 
 
 class Sampling:
@@ -258,22 +180,6 @@ def measure_case(torch, direction, memory, mode, nbytes, sampling, side_stream):
     }
 
 
-def write_atomic(path, text):
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".torch-transfer-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", nargs="+", metavar="SIZE",
@@ -331,9 +237,7 @@ def main(argv=None):
                     cases.append(case)
 
     doc = {
-        "schema": "pinbench.result/1",
-        "tool": {"name": "torch-peer", "version": torch.__version__},
-        "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        **document_head(torch.__version__),
         "environment": {"backend": "cuda", "device": device_info(torch), "host": host_info()},
         "scenarios": [{
             "name": "torch-transfer",
@@ -343,7 +247,7 @@ def main(argv=None):
             "cases": cases,
         }],
     }
-    write_atomic(args.out, json.dumps(doc, indent=2) + "\n")
+    write_atomic(args.out, json.dumps(doc, indent=2) + "\n", ".torch-transfer-")
     print(f"torch_transfer: wrote {args.out}", file=sys.stderr)
     return 1 if any(c["status"] != "ok" for c in cases) else 0
 

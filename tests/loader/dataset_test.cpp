@@ -15,21 +15,14 @@
 #include "core/error.hpp"
 #include "loader/dataset.hpp"
 #include "loader/loader.hpp"
+#include "loader_support.hpp"
 
 using namespace pinbench;
 using namespace pinbench::loader;
+using namespace pinbench::loader::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-dataset_spec small_spec(std::uint64_t samples, std::size_t sample_bytes,
-                        std::int64_t cpu_per_sample_ns = 0) {
-  dataset_spec spec;
-  spec.samples = samples;
-  spec.sample_bytes = sample_bytes;
-  spec.cpu_per_sample_ns = cpu_per_sample_ns;
-  return spec;
-}
 
 /// A fresh directory under the temporary directory, removed with everything in it at scope exit.
 class scratch_dir {

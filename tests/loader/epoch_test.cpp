@@ -26,83 +26,14 @@
 #include "loader/dataset.hpp"
 #include "loader/loader.hpp"
 #include "loader/pinned_pool.hpp"
+#include "loader_support.hpp"
 
 using namespace pinbench;
 using namespace pinbench::loader;
+using namespace pinbench::loader::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::unique_ptr<device::backend> host_backend(bool refuse_pinning = false) {
-  device::backend_options options;
-  options.host_device_capacity = 256_MiB;
-  options.host_refuse_pinning = refuse_pinning;
-  return device::make_backend("host", options);
-}
-
-dataset_spec small_spec(std::uint64_t samples, std::size_t sample_bytes,
-                        std::int64_t cpu_per_sample_ns) {
-  dataset_spec spec;
-  spec.samples = samples;
-  spec.sample_bytes = sample_bytes;
-  spec.cpu_per_sample_ns = cpu_per_sample_ns;
-  return spec;
-}
-
-enum class pinning { off, per_batch, ring };
-
-std::string_view to_string(pinning p) {
-  switch (p) {
-    case pinning::off: return "off";
-    case pinning::per_batch: return "per_batch";
-    case pinning::ring: return "ring";
-  }
-  return "?";
-}
-
-/// The pool for a pin configuration. The ring gets one slot more than the loader may have
-/// outstanding: the batch the consumer holds has one too.
-std::unique_ptr<pinned_pool> make_pool(pinning p, device::backend& dev, const loader_spec& spec,
-                                       std::size_t sample_bytes) {
-  switch (p) {
-    case pinning::off: return nullptr;
-    case pinning::per_batch: return make_caching_host_allocator(dev, 0);
-    case pinning::ring:
-      return make_pinned_ring(dev, max_outstanding(spec) + 1,
-                              batch_bytes(spec.batch_size, sample_bytes), 0);
-  }
-  return nullptr;
-}
-
-loader_spec make_loader_spec(int workers, pinning p, bool shuffle, bool drop_last,
-                             std::size_t batch_size = 16, int prefetch_factor = 2) {
-  loader_spec spec;
-  spec.batch_size = batch_size;
-  spec.num_workers = workers;
-  spec.prefetch_factor = prefetch_factor;
-  spec.pin_memory = p != pinning::off;
-  spec.shuffle = shuffle;
-  spec.drop_last = drop_last;
-  spec.seed = 7;
-  return spec;
-}
-
-/// Runs `fn` on another thread and waits at most 10 s for it; its exception is rethrown here.
-/// A deadlocked destructor ends the binary with a message instead of hanging it (its thread
-/// uses this frame's objects, so it can be neither joined nor abandoned).
-template <class F>
-void must_finish(const char* what, F fn) {
-  std::packaged_task<void()> task(std::move(fn));
-  std::future<void> done = task.get_future();
-  std::thread runner(std::move(task));
-  if (done.wait_for(10s) != std::future_status::ready) {
-    std::fprintf(stderr, "DEADLOCK: %s did not finish within 10 s\n", what);
-    std::fflush(stderr);
-    std::abort();
-  }
-  runner.join();
-  done.get();
-}
 
 /// Problems found, the first few kept with where they were seen, so that one CHECK reports them.
 class findings {
@@ -267,7 +198,7 @@ TEST_CASE("epoch: every sample once, in order, for every worker count and pin mo
   for (const bool shuffle : {false, true}) {
     for (const bool drop_last : {false, true}) {
       CAPTURE(shuffle, drop_last);
-      const loader_spec spec = make_loader_spec(workers, pin, shuffle, drop_last);
+      const loader_spec spec = make_loader_spec(workers, pin, 16, shuffle, drop_last);
       auto pool = make_pool(pin, *dev, spec, data.sample_bytes());
       // Two epochs on one pool: the second reuses what the first's copies released.
       for (const std::uint64_t epoch_number : {0u, 1u}) {
@@ -290,7 +221,7 @@ TEST_CASE("epoch: larger samples from a file, several workers, both pin modes", 
   ds.source = dataset_spec::source_kind::file;
   const dataset data(ds);
   checksum_map checksums;
-  const loader_spec spec = make_loader_spec(3, pin, true, false, 8);
+  const loader_spec spec = make_loader_spec(3, pin, 8, /*shuffle=*/true);
   auto pool = make_pool(pin, *dev, spec, data.sample_bytes());
   check_outcome(consume_and_check(data, spec, 0, *dev, pool.get(), checksums), spec);
 }
@@ -299,9 +230,9 @@ TEST_CASE("epoch: pinning refused by the backend falls back to unlocked memory",
   const pinning pin = GENERATE(pinning::per_batch, pinning::ring);
   const std::string pin_name(to_string(pin));
   CAPTURE(pin_name);
-  auto dev = host_backend(/*refuse_pinning=*/true);
+  auto dev = host_backend(256_MiB, /*refuse_pinning=*/true);
   const dataset data(small_spec(100, 256, 0));
-  const loader_spec spec = make_loader_spec(2, pin, false, false, 10);
+  const loader_spec spec = make_loader_spec(2, pin, 10);
   auto pool = make_pool(pin, *dev, spec, data.sample_bytes());
   {
     epoch ep(data, spec, 0, *dev, pool.get());
@@ -325,7 +256,7 @@ TEST_CASE("epoch: a slow consumer lets the queue fill up to max_outstanding, nev
   CAPTURE(workers, prefetch, pin_name);
 
   auto dev = host_backend();
-  const loader_spec spec = make_loader_spec(workers, pin, false, false, 4, prefetch);
+  const loader_spec spec = make_loader_spec(workers, pin, 4, false, false, prefetch);
   const std::size_t bound = max_outstanding(spec);
   REQUIRE(bound == static_cast<std::size_t>(workers * prefetch));
   // Enough batches that the loader has more to do than it may hold.
@@ -375,7 +306,7 @@ TEST_CASE("epoch: a slow consumer with copies in flight gets the right data", "[
   CAPTURE(workers, pin_name);
   auto dev = host_backend();
   const dataset data(small_spec(120, 512, 1'000));
-  const loader_spec spec = make_loader_spec(workers, pin, true, false, 8);
+  const loader_spec spec = make_loader_spec(workers, pin, 8, /*shuffle=*/true);
   auto pool = make_pool(pin, *dev, spec, data.sample_bytes());
   checksum_map checksums;
   consumer_options slow;

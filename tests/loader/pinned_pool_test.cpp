@@ -17,19 +17,14 @@
 #include "core/units.hpp"
 #include "device/backend.hpp"
 #include "loader/pinned_pool.hpp"
+#include "loader_support.hpp"
 
 using namespace pinbench;
 using namespace pinbench::loader;
+using namespace pinbench::loader::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::unique_ptr<device::backend> host_backend(bool refuse_pinning = false) {
-  device::backend_options options;
-  options.host_device_capacity = 64_MiB;
-  options.host_refuse_pinning = refuse_pinning;
-  return device::make_backend("host", options);
-}
 
 bool is_power_of_two(std::size_t n) { return n != 0 && (n & (n - 1)) == 0; }
 
@@ -70,7 +65,7 @@ TEST_CASE("pinned_limits_hint names RLIMIT_MEMLOCK", "[loader]") {
 }
 
 TEST_CASE("caching host allocator: sizes round up to powers of two", "[loader]") {
-  auto dev = host_backend();
+  auto dev = host_backend(64_MiB);
   auto pool = make_caching_host_allocator(*dev, 0);
   CHECK(pool->name() == "per_batch");
   for (const std::size_t bytes : {std::size_t{3000}, std::size_t{4096}, std::size_t{5000},
@@ -93,7 +88,7 @@ TEST_CASE("caching host allocator: sizes round up to powers of two", "[loader]")
 
 TEST_CASE("caching host allocator: discard gives a block back at once, per size class",
           "[loader]") {
-  auto dev = host_backend();
+  auto dev = host_backend(64_MiB);
   auto pool = make_caching_host_allocator(*dev, 0);
   const pinned_lease first = pool->acquire(3000);
   const auto allocs = pool->stats().host_allocs;
@@ -121,7 +116,7 @@ TEST_CASE("caching host allocator: discard gives a block back at once, per size 
 
 TEST_CASE("caching host allocator: a block is not reused while a copy that reads it is pending",
           "[loader]") {
-  auto dev = host_backend();
+  auto dev = host_backend(64_MiB);
   auto pool = make_caching_host_allocator(*dev, 0);
   held_stream held(*dev);
 
@@ -146,7 +141,7 @@ TEST_CASE("caching host allocator: a block is not reused while a copy that reads
 }
 
 TEST_CASE("caching host allocator: peak reserved bytes and reset_peak", "[loader]") {
-  auto dev = host_backend();
+  auto dev = host_backend(64_MiB);
   auto pool = make_caching_host_allocator(*dev, 0);
   CHECK(pool->stats().reserved_bytes == 0);
   const pinned_lease a = pool->acquire(4096);
@@ -168,7 +163,7 @@ TEST_CASE("caching host allocator: peak reserved bytes and reset_peak", "[loader
 
 TEST_CASE("caching host allocator: the limit throws pinned_memory_error with the hint",
           "[loader]") {
-  auto dev = host_backend();
+  auto dev = host_backend(64_MiB);
   auto pool = make_caching_host_allocator(*dev, 64_KiB);
   const pinned_lease a = pool->acquire(32_KiB);
   REQUIRE(a);
@@ -188,7 +183,7 @@ TEST_CASE("caching host allocator: the limit throws pinned_memory_error with the
 
 TEST_CASE("caching host allocator: the host backend's pinning fallback still lends memory",
           "[loader]") {
-  auto dev = host_backend(/*refuse_pinning=*/true);
+  auto dev = host_backend(64_MiB, /*refuse_pinning=*/true);
   auto pool = make_caching_host_allocator(*dev, 0);
   const pinned_lease a = pool->acquire(4096);
   REQUIRE(a);
@@ -198,7 +193,7 @@ TEST_CASE("caching host allocator: the host backend's pinning fallback still len
 }
 
 TEST_CASE("caching host allocator: concurrent acquires never share a block", "[loader]") {
-  auto dev = host_backend();
+  auto dev = host_backend(64_MiB);
   auto pool = make_caching_host_allocator(*dev, 0);
   constexpr int threads = 4;
   constexpr int rounds = 200;
@@ -226,7 +221,7 @@ TEST_CASE("caching host allocator: concurrent acquires never share a block", "[l
 }
 
 TEST_CASE("pinned ring: slots are preallocated and lent in turn", "[loader]") {
-  auto dev = host_backend();
+  auto dev = host_backend(64_MiB);
   auto pool = make_pinned_ring(*dev, 3, 10'000, 0);
   CHECK(pool->name() == "ring");
   const pinned_stats before = pool->stats();
@@ -259,7 +254,7 @@ TEST_CASE("pinned ring: slots are preallocated and lent in turn", "[loader]") {
 }
 
 TEST_CASE("pinned ring: an acquire waits for the copy that last read its slot", "[loader]") {
-  auto dev = host_backend();
+  auto dev = host_backend(64_MiB);
   auto pool = make_pinned_ring(*dev, 1, 64_KiB, 0);
   held_stream held(*dev);
 
@@ -296,7 +291,7 @@ TEST_CASE("pinned ring: an acquire waits for the copy that last read its slot", 
 }
 
 TEST_CASE("pinned ring: with the copies done, the slot comes back without waiting", "[loader]") {
-  auto dev = host_backend();
+  auto dev = host_backend(64_MiB);
   auto pool = make_pinned_ring(*dev, 2, 4096, 0);
   held_stream held(*dev);
   const pinned_lease a = pool->acquire(4096);
@@ -316,7 +311,7 @@ TEST_CASE("pinned ring: with the copies done, the slot comes back without waitin
 
 TEST_CASE("pinned ring: more than limit_bytes throws pinned_memory_error with the hint",
           "[loader]") {
-  auto dev = host_backend();
+  auto dev = host_backend(64_MiB);
   try {
     (void)make_pinned_ring(*dev, 4, 32_KiB, 64_KiB);
     FAIL("a ring of 4 x 32 KiB under a 64 KiB limit was made");
@@ -327,7 +322,7 @@ TEST_CASE("pinned ring: more than limit_bytes throws pinned_memory_error with th
 }
 
 TEST_CASE("pinned ring: concurrent acquires get distinct slots", "[loader]") {
-  auto dev = host_backend();
+  auto dev = host_backend(64_MiB);
   auto pool = make_pinned_ring(*dev, 4, 4096, 0);
   std::atomic<int> overlaps{0};
   std::vector<std::thread> workers;

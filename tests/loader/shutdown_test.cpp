@@ -24,78 +24,14 @@
 #include "loader/dataset.hpp"
 #include "loader/loader.hpp"
 #include "loader/pinned_pool.hpp"
+#include "loader_support.hpp"
 
 using namespace pinbench;
 using namespace pinbench::loader;
+using namespace pinbench::loader::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::unique_ptr<device::backend> host_backend() {
-  device::backend_options options;
-  options.host_device_capacity = 64_MiB;
-  return device::make_backend("host", options);
-}
-
-dataset_spec small_spec(std::uint64_t samples, std::size_t sample_bytes,
-                        std::int64_t cpu_per_sample_ns) {
-  dataset_spec spec;
-  spec.samples = samples;
-  spec.sample_bytes = sample_bytes;
-  spec.cpu_per_sample_ns = cpu_per_sample_ns;
-  return spec;
-}
-
-enum class pinning { off, per_batch, ring };
-
-std::string_view to_string(pinning p) {
-  switch (p) {
-    case pinning::off: return "off";
-    case pinning::per_batch: return "per_batch";
-    case pinning::ring: return "ring";
-  }
-  return "?";
-}
-
-loader_spec make_loader_spec(int workers, pinning p, std::size_t batch_size) {
-  loader_spec spec;
-  spec.batch_size = batch_size;
-  spec.num_workers = workers;
-  spec.prefetch_factor = 2;
-  spec.pin_memory = p != pinning::off;
-  return spec;
-}
-
-/// As in the delivery tests: the ring has one slot for each outstanding batch plus the
-/// consumer's.
-std::unique_ptr<pinned_pool> make_pool(pinning p, device::backend& dev, const loader_spec& spec,
-                                       std::size_t sample_bytes) {
-  switch (p) {
-    case pinning::off: return nullptr;
-    case pinning::per_batch: return make_caching_host_allocator(dev, 0);
-    case pinning::ring:
-      return make_pinned_ring(dev, max_outstanding(spec) + 1,
-                              batch_bytes(spec.batch_size, sample_bytes), 0);
-  }
-  return nullptr;
-}
-
-/// Runs `fn` on another thread and waits at most 10 s for it; its exception is rethrown here.
-/// A thread stuck in a destructor can be neither joined nor abandoned (it uses this frame's
-/// objects), so a deadlock ends the test binary with a message instead of hanging it.
-template <class F>
-void must_finish(const char* what, F fn) {
-  std::packaged_task<void()> task(std::move(fn));
-  std::future<void> done = task.get_future();
-  std::thread runner(std::move(task));
-  if (done.wait_for(10s) != std::future_status::ready) {
-    std::fprintf(stderr, "DEADLOCK: %s did not finish within 10 s\n", what);
-    std::fflush(stderr);
-    std::abort();
-  }
-  runner.join();
-  done.get();
-}
 
 /// Waits (at most 10 s, no assertion) until the epoch has had `bound` batches outstanding.
 void wait_until_full(const epoch& ep, std::size_t bound) {
@@ -139,7 +75,7 @@ TEST_CASE("epoch shutdown: destroyed before the first next()", "[loader]") {
   const pinning pin = GENERATE(pinning::off, pinning::per_batch, pinning::ring);
   const std::string pin_name(to_string(pin));
   CAPTURE(workers, pin_name);
-  auto dev = host_backend();
+  auto dev = host_backend(64_MiB);
   const dataset data(small_spec(300, 256, 2'000));
   const loader_spec spec = make_loader_spec(workers, pin, 8);
   auto pool = make_pool(pin, *dev, spec, data.sample_bytes());
@@ -154,7 +90,7 @@ TEST_CASE("epoch shutdown: destroyed after one batch, with the queue full", "[lo
   const pinning pin = GENERATE(pinning::off, pinning::per_batch, pinning::ring);
   const std::string pin_name(to_string(pin));
   CAPTURE(workers, pin_name);
-  auto dev = host_backend();
+  auto dev = host_backend(64_MiB);
   const dataset data(small_spec(400, 256, 0));
   const loader_spec spec = make_loader_spec(workers, pin, 8);
   auto pool = make_pool(pin, *dev, spec, data.sample_bytes());
@@ -173,7 +109,7 @@ TEST_CASE("epoch shutdown: destroyed while the workers are busy", "[loader]") {
   const bool after_one_batch = GENERATE(false, true);
   const std::string pin_name(to_string(pin));
   CAPTURE(pin_name, after_one_batch);
-  auto dev = host_backend();
+  auto dev = host_backend(64_MiB);
   // 200 us of CPU work per sample, 16 per batch: each worker is mid-batch for milliseconds.
   const dataset data(small_spec(400, 256, 200'000));
   const loader_spec spec = make_loader_spec(4, pin, 16);
@@ -193,7 +129,7 @@ TEST_CASE("epoch shutdown: destroyed while the consumer still holds a batch", "[
   const pinning pin = GENERATE(pinning::off, pinning::per_batch, pinning::ring);
   const std::string pin_name(to_string(pin));
   CAPTURE(workers, pin_name);
-  auto dev = host_backend();
+  auto dev = host_backend(64_MiB);
   const dataset data(small_spec(200, 256, 0));
   const loader_spec spec = make_loader_spec(workers, pin, 8);
   auto pool = make_pool(pin, *dev, spec, data.sample_bytes());
@@ -209,7 +145,7 @@ TEST_CASE("epoch shutdown: destroyed while the consumer still holds a batch", "[
 }
 
 TEST_CASE("epoch shutdown: destroyed while the ring's pin stage waits for a slot", "[loader]") {
-  auto dev = host_backend();
+  auto dev = host_backend(64_MiB);
   const dataset data(small_spec(400, 256, 0));
   const loader_spec spec = make_loader_spec(2, pinning::ring, 8);
   auto pool = make_pool(pinning::ring, *dev, spec, data.sample_bytes());
@@ -245,7 +181,7 @@ TEST_CASE("epoch: a worker that throws fails next() with loader_error naming it"
   const pinning pin = GENERATE(pinning::off, pinning::per_batch, pinning::ring);
   const std::string pin_name(to_string(pin));
   CAPTURE(workers, pin_name);
-  auto dev = host_backend();
+  auto dev = host_backend(64_MiB);
   dataset_spec ds = small_spec(200, 128, 1'000);
   constexpr std::uint64_t bad = 37;  // in batch 4 (samples 32..39)
   ds.fail_at_sample = static_cast<std::int64_t>(bad);
@@ -299,7 +235,7 @@ TEST_CASE("epoch: Ctrl-C while next() waits for slow workers throws interrupted_
   const std::string pin_name(to_string(pin));
   CAPTURE(pin_name);
   const interrupt_reset reset;
-  auto dev = host_backend();
+  auto dev = host_backend(64_MiB);
   // 20 ms of CPU work per sample, 4 per batch: the consumer waits for every batch.
   const dataset data(small_spec(64, 256, 20'000'000));
   const loader_spec spec = make_loader_spec(2, pin, 4);

@@ -1,0 +1,126 @@
+"""Shared by the PyTorch peer scripts: sizes as pinbench reads and writes them, summaries and
+metrics as in a pinbench.result/1 document, the host block of its environment, and the atomic
+write of the document. Imported from the scripts' own directory; standard library only.
+"""
+
+import argparse
+import datetime
+import math
+import os
+import platform
+import re
+import socket
+import statistics
+import tempfile
+
+SCHEMA = "pinbench.result/1"
+UNITS = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+
+
+def parse_bytes(text, example="4KiB, 64MiB, 4096"):
+    """A positive size such as 4096 or 64MiB; argparse.ArgumentTypeError otherwise."""
+    m = re.fullmatch(r"\s*(\d+)\s*(B|KiB|MiB|GiB)?\s*", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f'not a size: "{text}" (expected e.g. {example})')
+    value = int(m.group(1)) * UNITS[m.group(2) or ""]
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f'size must be positive: "{text}"')
+    return value
+
+
+def format_bytes_compact(n):
+    """4096 -> "4KiB", 1000 -> "1000", as pinbench writes sizes in case ids."""
+    for unit in ("GiB", "MiB", "KiB"):
+        if n % UNITS[unit] == 0:
+            return f"{n // UNITS[unit]}{unit}"
+    return str(n)
+
+
+def quantile_sorted(v, q):
+    """Linear interpolation between order statistics (type 7), as pinbench's summarize()."""
+    if not v:
+        return 0.0
+    pos = q * (len(v) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+def summarize(samples):
+    v = sorted(samples)
+    if not v:
+        return {"n": 0, "median": 0, "mean": 0, "min": 0, "max": 0, "q1": 0, "q3": 0, "stdev": 0}
+    return {
+        "n": len(v),
+        "median": quantile_sorted(v, 0.5),
+        "mean": statistics.fmean(v),
+        "min": v[0],
+        "max": v[-1],
+        "q1": quantile_sorted(v, 0.25),
+        "q3": quantile_sorted(v, 0.75),
+        "stdev": statistics.stdev(v) if len(v) > 1 else 0.0,
+    }
+
+
+def metric(unit, better, samples):
+    return {"unit": unit, "better": better, "summary": summarize(samples), "samples": samples}
+
+
+def document_head(torch_version):
+    """The first keys of a result document; the caller adds the rest after them."""
+    return {
+        "schema": SCHEMA,
+        "tool": {"name": "torch-peer", "version": torch_version},
+        "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def host_info():
+    cpu = None
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    memory = None
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    memory = int(line.split()[1]) * 1024
+                    break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu or platform.processor() or None,
+        "cores": os.cpu_count(),
+        "memory_bytes": memory,
+        "hostname": socket.gethostname(),
+        "os": f"{platform.system()} {platform.release()} {platform.machine()}",
+        "python": platform.python_version(),
+    }
+
+
+def write_atomic(path, text, prefix, shared=False):
+    """Writes `text` to `path` through a temporary file beside it, so that a reader never sees
+    half a document. mkstemp makes the file 0600; `shared` gives it the umask's usual mode."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=prefix, dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        if shared:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
