@@ -14,6 +14,8 @@ runner add_run(CLI::App& app);
 runner add_validate(CLI::App& app);
 runner add_list(CLI::App& app);
 runner add_info(CLI::App& app);
+runner add_compare(CLI::App& app);  ///< app/cmd_compare.cpp
+runner add_report(CLI::App& app);   ///< app/cmd_report.cpp
 
 /// The command line as typed, for the result file.
 void set_command_line(int argc, char** argv);

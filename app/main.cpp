@@ -47,6 +47,8 @@ int main(int argc, char** argv) {
   add(app::add_validate);
   add(app::add_list);
   add(app::add_info);
+  add(app::add_compare);
+  add(app::add_report);
 
   try {
     cli.parse(argc, argv);

@@ -127,6 +127,118 @@ struct op_counts {
   }
 };
 
+// Allocated and reserved bytes over the workload, for the report's chart, in at most
+// max_points points: each point holds the highest values over a run of consecutive calls (so
+// that no peak is lost), and runs double in length whenever the points would overflow.
+class timeline_recorder {
+ public:
+  static constexpr std::size_t max_points = 500;  // even: pairs merge exactly
+  static constexpr std::size_t max_marks = 200;
+
+  /// After every allocator call (alloc, free, empty_cache, an allocation that ran out of memory).
+  void add(std::int64_t allocated, std::int64_t reserved) {
+    const std::uint64_t call = calls_++;
+    if (points_.empty() || call / width_ != points_.back().first_call / width_) {
+      if (points_.size() == max_points) merge_pairs();
+      if (points_.empty() || call / width_ != points_.back().first_call / width_) {
+        points_.push_back({call, allocated, reserved});
+        return;
+      }
+    }
+    auto& p = points_.back();
+    p.allocated = std::max(p.allocated, allocated);
+    p.reserved = std::max(p.reserved, reserved);
+  }
+
+  /// An iteration mark of the workload: drawn as a boundary while there are few enough.
+  void mark_iteration() {
+    ++marks_seen_;
+    if (marks_.size() < max_marks) marks_.push_back(calls_);
+  }
+
+  [[nodiscard]] nlohmann::json to_json() const {
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& p : points_) points.push_back({p.first_call, p.allocated, p.reserved});
+    nlohmann::json out{{"columns", {"call", "allocated_bytes", "reserved_bytes"}},
+                       {"calls", calls_},
+                       {"calls_per_point", width_},
+                       {"points", std::move(points)}};
+    // Too many marks would draw a solid block; then none are given.
+    if (marks_seen_ <= max_marks) out["iterations"] = marks_;
+    return out;
+  }
+
+ private:
+  struct point {
+    std::uint64_t first_call;
+    std::int64_t allocated, reserved;
+  };
+  void merge_pairs() {
+    std::vector<point> merged;
+    merged.reserve(points_.size() / 2 + 1);
+    for (std::size_t i = 0; i < points_.size(); i += 2) {
+      point p = points_[i];
+      if (i + 1 < points_.size()) {
+        p.allocated = std::max(p.allocated, points_[i + 1].allocated);
+        p.reserved = std::max(p.reserved, points_[i + 1].reserved);
+      }
+      merged.push_back(p);
+    }
+    points_ = std::move(merged);
+    width_ *= 2;
+  }
+
+  std::vector<point> points_;
+  std::vector<std::uint64_t> marks_;
+  std::uint64_t calls_ = 0, width_ = 1, marks_seen_ = 0;
+};
+
+// The snapshot at peak as a compact map for the report: segments in address order (offsets
+// from the lowest segment, so that runs compare), each with its blocks; neighbouring blocks of
+// one state are joined. Bounded: at most max_segments segments and max_blocks blocks each.
+nlohmann::json segment_map(const alloc::snapshot& s) {
+  constexpr std::size_t max_segments = 256, max_blocks = 24;
+  using nlohmann::json;
+  std::uint64_t reserved = 0, allocated = 0;
+  for (const auto& seg : s.segments) {
+    reserved += seg.total_size;
+    allocated += seg.allocated_size;
+  }
+  const std::uint64_t base = s.segments.empty() ? 0 : s.segments.front().address;
+  json segments = json::array();
+  for (const auto& seg : s.segments) {
+    if (segments.size() == max_segments) break;
+    json blocks = json::array();
+    std::size_t kept = 0;
+    bool cut = false;
+    for (const auto& b : seg.blocks) {
+      if (!blocks.empty() && blocks.back()["state"] == b.state) {
+        blocks.back()["size"] = blocks.back()["size"].get<std::uint64_t>() + b.size;
+        continue;
+      }
+      if (kept == max_blocks) {
+        cut = true;
+        break;
+      }
+      blocks.push_back({{"offset", b.address - seg.address}, {"size", b.size}, {"state", b.state}});
+      ++kept;
+    }
+    json entry{{"offset", seg.address - base},
+               {"size", seg.total_size},
+               {"allocated_bytes", seg.allocated_size},
+               {"pool", seg.segment_type},
+               {"stream", seg.stream},
+               {"blocks", std::move(blocks)}};
+    if (seg.expandable) entry["expandable"] = true;
+    if (cut) entry["blocks_cut"] = true;
+    segments.push_back(std::move(entry));
+  }
+  return {{"reserved_bytes", reserved},
+          {"allocated_bytes", allocated},
+          {"segments_total", s.segments.size()},
+          {"segments", std::move(segments)}};
+}
+
 struct run_output {
   latency_log alloc_ns{max_call_samples, 1}, free_ns{max_call_samples, 2};
   std::vector<double> iteration_ns, empty_cache_ns;
@@ -134,7 +246,15 @@ struct run_output {
   std::string first_oom;
   alloc::memory_stats stats;  ///< at the end of the workload, before leftovers are freed
   std::optional<alloc::snapshot> peak_snapshot;
+  std::optional<timeline_recorder> timeline;
   bool interrupted = false;
+};
+
+// What an untimed observation run records besides the counters.
+struct observe_options {
+  bool timeline = false;          ///< allocated and reserved bytes after every call
+  bool snapshot_at_peak = false;  ///< the snapshot taken when reserved memory peaked
+  bool history = false;           ///< trace entries in that snapshot (run --snapshot)
 };
 
 // One run: a fresh upstream and allocator, the workload's events applied in order.
@@ -181,10 +301,19 @@ class workload_run {
     }
   }
 
-  /// Applies every event; with `snapshot_at_peak`, records history and keeps the snapshot taken
-  /// when reserved memory reached its highest point.
-  void execute(run_output& out, bool snapshot_at_peak) {
-    if (snapshot_at_peak) allocator_->record_history(true);
+  /// Applies every event; an observation run also records what `observe` asks for (the
+  /// snapshot is the one taken when reserved memory reached its highest point).
+  void execute(run_output& out, const observe_options& observe = {}) {
+    const bool snapshot_at_peak = observe.snapshot_at_peak;
+    if (observe.history) allocator_->record_history(true);
+    if (observe.timeline) out.timeline.emplace();
+    // After each call: one point of the timeline (stats() is a copy: no cost to the timed runs,
+    // which do not observe).
+    const auto observe_call = [&] {
+      if (!out.timeline) return;
+      const auto st = allocator_->stats();
+      out.timeline->add(st.allocated_bytes.all.current, st.reserved_bytes.all.current);
+    };
     std::int64_t best_reserved = -1;
     std::int64_t iteration_ns = 0;
     std::uint64_t n = 0;
@@ -210,6 +339,7 @@ class workload_run {
             ++out.counts.ooms;
             if (out.first_oom.empty()) out.first_oom = oom.what();
             failed_.insert(e.id);
+            observe_call();
             break;
           }
           const std::int64_t t1 = now_ns();
@@ -224,6 +354,7 @@ class workload_run {
               out.peak_snapshot = allocator_->take_snapshot();
             }
           }
+          observe_call();
           break;
         }
         case alloc::event::kind::free: {
@@ -239,17 +370,22 @@ class workload_run {
           out.free_ns.add(static_cast<double>(t1 - t0));
           live_.erase(it);
           ++out.counts.frees;
+          observe_call();
           break;
         }
         case alloc::event::kind::empty_cache:
           iteration_ns += timed_empty_cache(out);
+          observe_call();
           break;
         case alloc::event::kind::mark:
           if (e.label != "iteration") break;
           ++out.counts.iterations;
+          if (out.timeline) out.timeline->mark_iteration();
           if (p_.empty_cache_every > 0 &&
-              out.counts.iterations % static_cast<std::uint64_t>(p_.empty_cache_every) == 0)
+              out.counts.iterations % static_cast<std::uint64_t>(p_.empty_cache_every) == 0) {
             iteration_ns += timed_empty_cache(out);
+            observe_call();
+          }
           out.iteration_ns.push_back(static_cast<double>(iteration_ns));
           iteration_ns = 0;
           break;
@@ -279,10 +415,10 @@ class workload_run {
 };
 
 run_output run_once(const allocator_params& p, const alloc::config& conf, device::backend& dev,
-                    bool snapshot_at_peak) {
+                    const observe_options& observe = {}) {
   run_output out;
   workload_run run(p, conf, dev);
-  run.execute(out, snapshot_at_peak);
+  run.execute(out, observe);
   return out;
 }
 
@@ -341,7 +477,7 @@ class allocator_engine final : public engine {
 
     for (int i = 0; i < c.sampling.warmup; ++i) {
       throw_if_interrupted();
-      (void)run_once(p, conf, ctx.dev, false);
+      (void)run_once(p, conf, ctx.dev);
     }
 
     // Add every metric before taking references: adding may move the others.
@@ -363,7 +499,7 @@ class allocator_engine final : public engine {
     sampler rule(c.sampling);
     rule.start();
     do {
-      run_output out = run_once(p, conf, ctx.dev, false);
+      run_output out = run_once(p, conf, ctx.dev);
       if (out.interrupted) break;  // a partial run is not a sample
       ++runs;
       const double headline = out.alloc_ns.empty() ? 0 : out.alloc_ns.quantile(0.5);
@@ -400,10 +536,19 @@ class allocator_engine final : public engine {
       r.warnings.push_back(
           fmt::format("{} free(s) of unknown ids were skipped", first->counts.skipped_frees));
 
-    if (ctx.want_snapshots && r.stopped != stop_reason::interrupted) {
-      // Its own run: recording history would slow down the runs that are timed.
-      run_output shot = run_once(p, conf, ctx.dev, true);
-      if (!shot.interrupted && shot.peak_snapshot) r.snapshot = alloc::to_json(*shot.peak_snapshot);
+    if (r.stopped != stop_reason::interrupted) {
+      // Its own untimed run: observing (and recording history) would slow down the timed runs.
+      // It gives the report its timeline and segment map, and `run --snapshot` its snapshot.
+      run_output seen =
+          run_once(p, conf, ctx.dev,
+                   {.timeline = true, .snapshot_at_peak = true, .history = ctx.want_snapshots});
+      if (!seen.interrupted) {
+        if (seen.timeline) r.extra["timeline"] = seen.timeline->to_json();
+        if (seen.peak_snapshot) {
+          r.extra["segments_at_peak"] = segment_map(*seen.peak_snapshot);
+          if (ctx.want_snapshots) r.snapshot = alloc::to_json(*seen.peak_snapshot);
+        }
+      }
     }
     if (r.stopped == stop_reason::interrupted) r.status = "interrupted";
     return r;

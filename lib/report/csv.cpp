@@ -27,29 +27,6 @@ std::string field(std::string_view text) {
   return out + "\"";
 }
 
-// fmt's shortest representation reads back to the same double.
-std::string number(double v) {
-  return std::isfinite(v) ? fmt::format("{}", v) : std::string();
-}
-
-// Nested params ("dataset": {"samples": ...}) become dotted columns, as --set names them.
-void flatten(const nlohmann::json& j, const std::string& prefix,
-             std::map<std::string, std::string>& out) {
-  if (j.is_object() && !j.empty()) {
-    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
-    return;
-  }
-  if (prefix.empty()) return;
-  if (j.is_string())
-    out[prefix] = j.get<std::string>();
-  else if (j.is_null())
-    out[prefix] = "";
-  else if (j.is_number_float())
-    out[prefix] = number(j.get<double>());
-  else
-    out[prefix] = j.dump();
-}
-
 void append_row(std::string& out, const std::vector<std::string>& cells) {
   for (std::size_t i = 0; i < cells.size(); ++i) {
     if (i > 0) out += ',';
@@ -66,8 +43,8 @@ std::string to_csv(const bench::run_result& r) {
   for (const auto& s : r.scenarios) {
     auto& per_case = params.emplace_back();
     for (const auto& c : s.cases) {
-      auto& flat = per_case.emplace_back();
-      flatten(c.params, {}, flat);
+      // Nested params ("dataset": {"samples": ...}) become dotted columns, as --set names them.
+      auto& flat = per_case.emplace_back(detail::flat_params(c.params));
       for (const auto& kv : flat) param_names.insert(kv.first);
     }
   }
@@ -101,7 +78,7 @@ std::string to_csv(const bench::run_result& r) {
         auto row = lead;
         for (auto v : {m.name, m.unit, m.better, std::to_string(sum.n)}) row.push_back(v);
         for (double v : {sum.median, sum.mean, sum.min, sum.max, sum.q1, sum.q3, sum.stdev})
-          row.push_back(sum.n == 0 ? std::string() : number(v));
+          row.push_back(sum.n == 0 ? std::string() : detail::exact_number(v));
         append_row(out, row);
       }
     }

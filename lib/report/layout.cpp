@@ -201,6 +201,39 @@ grid scenario_grid(const bench::scenario_result& s, std::size_t message_limit) {
   return g;
 }
 
+namespace {
+
+void flatten_into(const nlohmann::json& j, const std::string& prefix,
+                  std::map<std::string, std::string>& out) {
+  if (j.is_object() && !j.empty()) {
+    for (const auto& [k, v] : j.items())
+      flatten_into(v, prefix.empty() ? k : prefix + "." + k, out);
+    return;
+  }
+  if (prefix.empty()) return;
+  if (j.is_string())
+    out[prefix] = j.get<std::string>();
+  else if (j.is_null())
+    out[prefix] = "";
+  else if (j.is_number_float())
+    out[prefix] = exact_number(j.get<double>());
+  else
+    out[prefix] = j.dump();
+}
+
+}  // namespace
+
+std::map<std::string, std::string> flat_params(const nlohmann::json& params) {
+  std::map<std::string, std::string> out;
+  flatten_into(params, {}, out);
+  return out;
+}
+
+std::string exact_number(double v) {
+  // fmt's shortest representation reads back to the same double.
+  return std::isfinite(v) ? fmt::format("{}", v) : std::string();
+}
+
 std::string backend_name(const bench::run_result& r) {
   if (!r.backend.empty()) return r.backend;
   return text_at(r.environment, {"backend"});

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "bench/result.hpp"
 #include "core/stats.hpp"
@@ -45,6 +48,13 @@ struct grid {
 /// The scenario's grid: case, shown metrics, n, stop, status ("error: message" with the message
 /// cut to `message_limit` characters; 0 keeps it whole). Newlines in messages become spaces.
 [[nodiscard]] grid scenario_grid(const bench::scenario_result& s, std::size_t message_limit);
+
+/// A case's params as text, nested objects flattened to dotted names as --set writes them
+/// ("dataset.samples"); strings as they are, other values as JSON, null as "".
+[[nodiscard]] std::map<std::string, std::string> flat_params(const nlohmann::json& params);
+
+/// A number in its shortest form that reads back to the same double; "" when not finite.
+[[nodiscard]] std::string exact_number(double v);
 
 /// "pinbench 0.1.0 · backend: host (emulated: X) · CPU · created".
 [[nodiscard]] std::string header_line(const bench::run_result& r);

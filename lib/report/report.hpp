@@ -1,4 +1,5 @@
-// Writers and readers of results: pinbench.result/1 JSON, the terminal table, CSV, Markdown.
+// Writers and readers of results: pinbench.result/1 JSON, the terminal table, CSV, Markdown,
+// and the HTML report with its charts.
 #pragma once
 
 #include <string>
@@ -37,5 +38,17 @@ namespace pinbench::report {
 
 /// Markdown: one section per scenario with a table, the backend/device stated at the top.
 [[nodiscard]] std::string to_markdown(const bench::run_result& r);
+
+/// The HTML report: one self-contained page (no script, nothing loaded from the network, said
+/// so by a Content-Security-Policy) with the environment, then per scenario its charts as
+/// inline SVG (where the result holds chartable data: transfer bandwidth by size, loader
+/// throughput and gpu_busy by the swept param, allocator peaks, timeline and segment map) and
+/// its table. Every text from the result is escaped. Deterministic: the same result gives the
+/// same page.
+[[nodiscard]] std::string to_html(const bench::run_result& r);
+
+/// Reads a pinbench.result/1 file (the order of its metrics kept). Throws input_error naming
+/// the file, and the line and column of a JSON syntax error or the JSON path of a problem.
+[[nodiscard]] bench::run_result read_result_file(const std::string& path);
 
 }  // namespace pinbench::report

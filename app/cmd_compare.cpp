@@ -1,0 +1,144 @@
+// `pinbench compare BASE CURRENT`: judge every metric of two results and gate CI on the verdicts.
+#include <unistd.h>
+#include <cstdio>
+#include <filesystem>
+
+#include "commands.hpp"
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "gate/compare.hpp"
+#include "gate/output.hpp"
+#include "report/report.hpp"
+
+namespace pinbench::app {
+
+namespace {
+
+struct compare_args {
+  std::string base, current;
+  std::string threshold = "5%";
+  std::string fail_on = "regression";
+  bool strict = false;
+  bool allow_env_mismatch = false;
+  std::string format = "table";
+  std::string out, junit, md;
+  std::uint64_t seed = 1;
+  double confidence = 0.95;
+  std::size_t resamples = 2000;
+  double noise_multiple = 2;
+  std::vector<std::string> metrics;
+};
+
+gate::options read_options(const compare_args& a) {
+  gate::options o;
+  const auto t = gate::parse_threshold(a.threshold);
+  if (!t)
+    throw input_error(
+        {}, "--threshold",
+        "expected a fraction such as 0.05 or a percentage such as 5%, got \"" + a.threshold + "\"");
+  o.threshold = *t;
+  o.fail = *gate::parse_fail_on(a.fail_on);  // CLI11 checked the value
+  if (a.strict) {
+    if (o.fail == gate::fail_on::never)
+      throw input_error({}, "--strict", "contradicts --fail-on never");
+    o.fail = gate::fail_on::inconclusive;
+  }
+  o.allow_env_mismatch = a.allow_env_mismatch;
+  o.seed = a.seed;
+  o.confidence = a.confidence;
+  o.resamples = a.resamples;
+  o.noise_multiple = a.noise_multiple;
+  o.metrics = a.metrics;
+  return o;
+}
+
+std::string render(const gate::comparison& c, const std::string& format) {
+  if (format == "json") return gate::to_json(c).dump(2) + "\n";
+  if (format == "md") return gate::to_markdown(c);
+  return gate::to_table(c, ::isatty(STDOUT_FILENO) != 0);
+}
+
+int compare(const compare_args& a) {
+  const gate::options opts = read_options(a);
+  for (const auto* path : {&a.out, &a.md, &a.junit})
+    if (!path->empty()) check_writable(*path);
+
+  // Without a baseline there is nothing to gate on: that is the environment, not the input.
+  std::error_code ec;
+  if (!std::filesystem::exists(a.base, ec))
+    throw environment_error("missing baseline: " + a.base +
+                            " does not exist (create one with `pinbench run --out " + a.base +
+                            "`)");
+  const auto base = report::read_result_file(a.base);
+  const auto current = report::read_result_file(a.current);
+  const gate::comparison c = gate::compare(base, current, opts, a.base, a.current);
+
+  if (!a.out.empty()) write_file_atomic(a.out, gate::to_json(c).dump(2) + "\n");
+  if (!a.md.empty()) write_file_atomic(a.md, gate::to_markdown(c));
+  if (!a.junit.empty()) write_file_atomic(a.junit, gate::to_junit(c));
+  // With --out - the JSON went to stdout and replaces the table.
+  if (a.out != "-") {
+    const std::string text = render(c, a.format);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  }
+  if (a.format != "table" || a.out == "-")
+    std::fprintf(stderr, "pinbench: %s\n", c.outcome_line().c_str());
+  return c.exit_code();
+}
+
+}  // namespace
+
+runner add_compare(CLI::App& app) {
+  auto a = std::make_shared<compare_args>();
+  auto* sub = app.add_subcommand(
+      "compare",
+      "Compare two results (pinbench run --out): per metric the ratio of medians, a bootstrap "
+      "interval and a Mann-Whitney test; exit 1 on a gated regression, 3 when incomparable");
+  sub->add_option("base", a->base, "The baseline result (pinbench.result/1 JSON)")
+      ->required()
+      ->type_name("BASE.json");
+  sub->add_option("current", a->current, "The result to judge against it")
+      ->required()
+      ->type_name("CURRENT.json");
+  sub->add_option("--threshold", a->threshold,
+                  "Smallest change of a median that counts: 5% or 0.05 (a scenario's gate and "
+                  "the baseline's noise can raise it)")
+      ->type_name("PCT")
+      ->capture_default_str();
+  sub->add_option("--fail-on", a->fail_on,
+                  "regression: exit 1 on a gated regression; inconclusive: also exit 3 on "
+                  "inconclusive gated metrics; never: report only")
+      ->check(CLI::IsMember({"regression", "inconclusive", "never"}))
+      ->capture_default_str();
+  sub->add_flag("--strict", a->strict, "Same as --fail-on inconclusive");
+  sub->add_flag("--allow-env-mismatch", a->allow_env_mismatch,
+                "Compare results from different backends or devices (with a warning)");
+  sub->add_option("--format", a->format, "What stdout shows: table, json, md")
+      ->check(CLI::IsMember({"table", "json", "md"}))
+      ->capture_default_str();
+  sub->add_option("--out", a->out, "Write the comparison as JSON here ('-' = stdout)")
+      ->type_name("FILE");
+  sub->add_option("--md", a->md, "Also write the Markdown summary here")->type_name("FILE");
+  sub->add_option("--junit", a->junit, "Also write JUnit XML here (one test per gated metric)")
+      ->type_name("FILE");
+  sub->add_option("--metric", a->metrics, "Compare only this metric (repeatable)")
+      ->type_name("NAME");
+  sub->add_option("--seed", a->seed, "Seed of the bootstrap (same seed, same intervals)")
+      ->capture_default_str();
+  sub->add_option("--confidence", a->confidence,
+                  "Confidence of the interval; the test's level is 1 - confidence")
+      ->check(CLI::Range(0.5, 0.999))
+      ->capture_default_str();
+  sub->add_option("--resamples", a->resamples, "Bootstrap resamples")
+      ->check(CLI::Range(100, 1000000))
+      ->capture_default_str();
+  sub->add_option("--noise-multiple", a->noise_multiple,
+                  "Raise a metric's threshold to this many times the baseline's relative noise "
+                  "(1.4826 MAD / median); 0 = off")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  return [a] { return compare(*a); };
+}
+
+}  // namespace pinbench::app

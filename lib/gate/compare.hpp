@@ -1,0 +1,124 @@
+// `pinbench compare`: pairs the cases of two results, judges every metric (ratio of medians,
+// bootstrap interval, Mann-Whitney test, threshold) and decides the exit code of a CI gate.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/result.hpp"
+#include "core/error.hpp"
+
+namespace pinbench::gate {
+
+/// The two results cannot be compared (different backends or devices). Exit 3.
+class incomparable_error : public environment_error {
+ public:
+  using environment_error::environment_error;
+};
+
+enum class verdict {
+  regression,    ///< worse beyond the threshold: interval wholly beyond it, test significant
+  improvement,   ///< better beyond the threshold, likewise
+  unchanged,     ///< the interval lies wholly within the requested threshold
+  inconclusive,  ///< anything else: too few samples, too noisy, or no baseline to judge by
+  failed,        ///< the case ran in the baseline but failed in the current result
+  info           ///< a metric without a direction (better ""): shown, never gated
+};
+[[nodiscard]] std::string_view to_string(verdict v) noexcept;
+
+/// When the gate fails. `inconclusive` also fails (exit 3) on inconclusive gated metrics and on
+/// gated cases that vanished from the current result; `never` only reports.
+enum class fail_on { regression, inconclusive, never };
+[[nodiscard]] std::optional<fail_on> parse_fail_on(std::string_view text) noexcept;
+[[nodiscard]] std::string_view to_string(fail_on f) noexcept;
+
+struct options {
+  double threshold = 0.05;   ///< smallest relative change of the median that matters
+  double confidence = 0.95;  ///< of the bootstrap interval; the test's level is 1 - confidence
+  std::size_t resamples = 2000;
+  std::uint64_t seed = 1;
+  double noise_multiple = 2;    ///< threshold floor: this many times the baseline's relative noise
+  std::size_t min_samples = 3;  ///< per side, for a statistical verdict
+  fail_on fail = fail_on::regression;
+  bool allow_env_mismatch = false;
+  std::vector<std::string> metrics;  ///< only these metric names (empty = all)
+};
+
+/// Which term set the threshold of a row.
+enum class threshold_source { option, gate, noise };
+[[nodiscard]] std::string_view to_string(threshold_source s) noexcept;
+
+/// One side of a row.
+struct side {
+  std::size_t n = 0;  ///< finite samples
+  double median = 0;
+};
+
+/// One compared metric of one case (or, with `metric` empty, a case that failed on a side).
+struct row {
+  std::string scenario, case_id, metric, unit, better;
+  bool gated = false;  ///< counts for the exit code (every metric with a direction)
+  side base, current;
+  double ratio = 0;                    ///< median(current) / median(base); NaN when undefined
+  std::optional<double> ci_lo, ci_hi;  ///< bootstrap interval of the ratio
+  std::optional<double> p_value;       ///< Mann-Whitney, two-sided
+  std::string test;                    ///< "exact", "normal", or "" (not run)
+  double threshold = 0;                ///< the one regression/improvement had to exceed
+  double requested = 0;  ///< max(--threshold, gate): what `unchanged` must stay within
+  threshold_source source = threshold_source::option;
+  double noise = 0;  ///< the baseline's relative noise (1.4826 MAD / median)
+  verdict result = verdict::inconclusive;
+  std::string reason;  ///< one sentence: why this verdict
+};
+
+/// A case (or a metric of a paired case) found on one side only.
+struct unpaired {
+  std::string scenario, case_id, metric;  ///< metric empty: the whole case
+  bool gated = false;                     ///< it has (had) a metric with a direction
+};
+
+struct endpoint {
+  std::string label;        ///< the file as given
+  std::string backend;      ///< "host" | "cuda" | ""
+  std::string device;       ///< device name ("" when unknown)
+  std::string device_uuid;  ///< "" when unknown
+  std::string created;
+  std::string tool_version;
+};
+
+struct comparison {
+  endpoint base, current;
+  options settings;
+  std::string env_mismatch;  ///< why the environments differ ("" = they match)
+  std::vector<row> rows;
+  std::vector<unpaired> only_in_base, only_in_current;
+  std::vector<std::string> warnings;
+
+  [[nodiscard]] std::size_t count(verdict v, bool gated_only = true) const;
+  /// 0 no gated regression, 1 at least one (or a failed case), 3 inconclusive or vanished gated
+  /// metrics under fail_on::inconclusive; fail_on::never gives 0.
+  [[nodiscard]] int exit_code() const;
+  /// "1 regression, 2 improvements, 8 unchanged, ..." over gated rows, then info and unpaired.
+  [[nodiscard]] std::string summary_line() const;
+  /// What the exit code means for this comparison: "gate passed", "gate failed: ...".
+  [[nodiscard]] std::string outcome_line() const;
+};
+
+/// Why two results may not be compared ("" when they may): different backends, or different
+/// devices (by UUID when both have one, else by name).
+[[nodiscard]] std::string environment_mismatch(const bench::run_result& base,
+                                               const bench::run_result& current);
+
+/// Compares `current` with `base`. Throws incomparable_error when the environments differ and
+/// `allow_env_mismatch` is off, input_error for a case id repeated within one scenario.
+[[nodiscard]] comparison compare(const bench::run_result& base, const bench::run_result& current,
+                                 const options& opts, const std::string& base_label = "base",
+                                 const std::string& current_label = "current");
+
+/// Parses "5%" or "0.05" (a bare number is a fraction, at most 1; a percentage may go beyond
+/// 100%). nullopt for anything else or a negative value.
+[[nodiscard]] std::optional<double> parse_threshold(std::string_view text);
+
+}  // namespace pinbench::gate

@@ -1,0 +1,32 @@
+// Writers of a comparison: the terminal table, JSON (pinbench.compare/1), Markdown for
+// $GITHUB_STEP_SUMMARY or a PR comment, and JUnit XML so that CI systems show failures natively.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gate/compare.hpp"
+
+namespace pinbench::gate {
+
+/// Per scenario one row per compared metric (base and current medians, change, interval, p,
+/// threshold, verdict), the reasons of regressions, failures and inconclusive rows beneath,
+/// then the unpaired cases, the counts and what the exit code means. `color`: ANSI verdicts.
+[[nodiscard]] std::string to_table(const comparison& c, bool color = false);
+
+/// `pinbench.compare/1`: both endpoints, the settings, every row (both sides' n and median,
+/// ratio, interval, p-value, test, threshold and its source, noise, verdict, reason), the
+/// unpaired cases, counts and the exit code. Non-finite numbers are null.
+[[nodiscard]] nlohmann::ordered_json to_json(const comparison& c);
+
+/// GitHub-flavoured Markdown: the outcome first, the rows that need attention with their
+/// reasons, unpaired cases, then every row in a collapsed <details> block.
+[[nodiscard]] std::string to_markdown(const comparison& c);
+
+/// JUnit XML: one testsuite per scenario, one testcase per gated metric (and per failed or
+/// vanished gated case). Regressions and failed cases are <failure>s; inconclusive rows are
+/// <skipped>, or <failure>s under fail_on::inconclusive; the rest pass.
+[[nodiscard]] std::string to_junit(const comparison& c);
+
+}  // namespace pinbench::gate

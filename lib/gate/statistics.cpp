@@ -1,0 +1,189 @@
+// Bootstrap, Mann-Whitney U and noise for `pinbench compare`; see statistics.hpp.
+#include "gate/statistics.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <numbers>
+#include <utility>
+
+namespace pinbench::gate {
+
+namespace {
+
+// The median of a scratch buffer, reordering it (no copy: the bootstrap calls this 4000 times).
+double median_in_place(std::vector<double>& v) {
+  if (v.empty()) return 0;
+  const std::size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  const double upper = v[mid];
+  if (v.size() % 2 == 1) return upper;
+  // After nth_element everything before `mid` is <= upper: the lower middle is their maximum.
+  const double lower = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
+  return lower + (upper - lower) / 2;
+}
+
+// Type-7 quantile of sorted values that may hold +inf (interpolating inf - inf would give NaN).
+double quantile_with_inf(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  const double frac = pos - static_cast<double>(lo);
+  if (frac == 0 || sorted[lo] == sorted[hi]) return sorted[lo];
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
+}
+
+double resampled_median(std::span<const double> from, std::vector<double>& scratch, rng& g) {
+  scratch.resize(from.size());
+  for (auto& x : scratch) x = from[g.below(from.size())];
+  return median_in_place(scratch);
+}
+
+// Two-sided exact p-value of the rank sum of `k` items drawn from items with the given doubled
+// midrank scores, all C(N, k) subsets being equally likely (the permutation distribution given
+// the ties). counts[j][s] = number of j-subsets of the items seen so far with score sum s.
+double exact_rank_sum_p(const std::vector<std::int64_t>& scores, std::size_t k,
+                        std::int64_t observed) {
+  const std::size_t n = scores.size();
+  std::vector<std::int64_t> sorted = scores;
+  std::sort(sorted.begin(), sorted.end(), std::greater<>());
+  std::int64_t max_sum = 0;
+  for (std::size_t i = 0; i < k; ++i) max_sum += sorted[i];
+  const auto width = static_cast<std::size_t>(max_sum) + 1;
+  std::vector<std::vector<double>> counts(k + 1, std::vector<double>(width, 0.0));
+  counts[0][0] = 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto w = static_cast<std::size_t>(scores[i]);
+    for (std::size_t j = std::min(i + 1, k); j >= 1; --j) {
+      const auto& from = counts[j - 1];
+      auto& to = counts[j];
+      for (std::size_t s = 0; s + w < width; ++s) to[s + w] += from[s];
+    }
+  }
+  // Doubled scores: the mean of the doubled rank sum is k (N + 1).
+  const auto mean = static_cast<std::int64_t>(k * (n + 1));
+  const std::int64_t distance = std::llabs(observed - mean);
+  double total = 0, tail = 0;
+  for (std::size_t s = 0; s < width; ++s) {
+    const double c = counts[k][s];
+    if (c == 0) continue;
+    total += c;
+    if (std::llabs(static_cast<std::int64_t>(s) - mean) >= distance) tail += c;
+  }
+  return total > 0 ? std::min(1.0, tail / total) : 1.0;
+}
+
+}  // namespace
+
+std::uint64_t rng::next() noexcept {
+  state_ += 0x9E3779B97F4A7C15ULL;
+  std::uint64_t z = state_;
+  z = (z ^ (z >> 30U)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27U)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31U);
+}
+
+std::uint64_t rng::below(std::uint64_t bound) noexcept {
+  // Values below `threshold` would make the low residues more likely: draw again.
+  const std::uint64_t threshold = (0 - bound) % bound;
+  for (;;) {
+    const std::uint64_t r = next();
+    if (r >= threshold) return r % bound;
+  }
+}
+
+double rng::uniform() noexcept {
+  return static_cast<double>(next() >> 11U) * 0x1.0p-53;
+}
+
+std::uint64_t row_seed(std::uint64_t seed, std::string_view key) noexcept {
+  std::uint64_t h = 0xCBF29CE484222325ULL;
+  for (char ch : key) {
+    h ^= static_cast<unsigned char>(ch);
+    h *= 0x100000001B3ULL;
+  }
+  rng mix(seed ^ h);
+  return mix.next();
+}
+
+double median(std::span<const double> samples) {
+  std::vector<double> v(samples.begin(), samples.end());
+  return median_in_place(v);
+}
+
+double relative_noise(std::span<const double> samples) {
+  if (samples.size() < 2) return 0;
+  const double m = median(samples);
+  if (m == 0) return 0;
+  std::vector<double> deviations;
+  deviations.reserve(samples.size());
+  for (double x : samples) deviations.push_back(std::fabs(x - m));
+  // 1.4826 = 1 / Phi^-1(3/4): scales the MAD to the standard deviation of normal data.
+  return 1.4826 * median_in_place(deviations) / std::fabs(m);
+}
+
+interval bootstrap_ratio_of_medians(std::span<const double> base, std::span<const double> current,
+                                    double confidence, std::size_t resamples, std::uint64_t seed) {
+  rng g(seed);
+  std::vector<double> scratch, ratios;
+  ratios.reserve(resamples);
+  for (std::size_t i = 0; i < resamples; ++i) {
+    const double b = resampled_median(base, scratch, g);
+    const double c = resampled_median(current, scratch, g);
+    if (b != 0)
+      ratios.push_back(c / b);
+    else
+      ratios.push_back(c == 0 ? 1.0 : std::numeric_limits<double>::infinity());
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const double tail = (1 - confidence) / 2;
+  return {quantile_with_inf(ratios, tail), quantile_with_inf(ratios, 1 - tail)};
+}
+
+u_test mann_whitney(std::span<const double> a, std::span<const double> b, std::size_t exact_limit) {
+  const std::size_t m = a.size(), n = b.size(), total = m + n;
+  std::vector<std::pair<double, bool>> all;  // (value, from a)
+  all.reserve(total);
+  for (double x : a) all.emplace_back(x, true);
+  for (double x : b) all.emplace_back(x, false);
+  std::sort(all.begin(), all.end(), [](const auto& l, const auto& r) { return l.first < r.first; });
+
+  // Doubled midranks keep every rank sum an integer: a tie over ranks i+1..j+1 scores i+j+2.
+  std::vector<std::int64_t> scores(total);
+  std::int64_t rank_sum_a = 0;
+  double tie_term = 0;  // sum of t^3 - t over tie groups
+  for (std::size_t i = 0; i < total;) {
+    std::size_t j = i;
+    while (j + 1 < total && all[j + 1].first == all[i].first) ++j;
+    const auto score = static_cast<std::int64_t>(i + j + 2);
+    for (std::size_t k = i; k <= j; ++k) {
+      scores[k] = score;
+      if (all[k].second) rank_sum_a += score;
+    }
+    const auto t = static_cast<double>(j - i + 1);
+    tie_term += t * t * t - t;
+    i = j + 1;
+  }
+
+  const auto md = static_cast<double>(m), nd = static_cast<double>(n);
+  u_test r;
+  r.u = static_cast<double>(rank_sum_a) / 2 - md * (md + 1) / 2;
+  if (total <= exact_limit) {
+    r.exact = true;
+    // Count subsets of the smaller side: fewer states, the same two-sided p-value.
+    const bool a_smaller = m <= n;
+    const std::size_t k = a_smaller ? m : n;
+    const auto all_ranks = static_cast<std::int64_t>(total * (total + 1));
+    r.p_value = exact_rank_sum_p(scores, k, a_smaller ? rank_sum_a : all_ranks - rank_sum_a);
+    return r;
+  }
+  const double nn = md + nd;
+  const double variance = md * nd / 12 * ((nn + 1) - tie_term / (nn * (nn - 1)));
+  if (variance <= 0) return r;  // every value equal: no evidence of a shift
+  const double z = std::max(0.0, std::fabs(r.u - md * nd / 2) - 0.5) / std::sqrt(variance);
+  r.p_value = std::min(1.0, std::erfc(z / std::numbers::sqrt2));
+  return r;
+}
+
+}  // namespace pinbench::gate

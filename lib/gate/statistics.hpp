@@ -1,0 +1,64 @@
+// The statistics behind `pinbench compare`: a seeded bootstrap of the ratio of medians, the
+// Mann-Whitney U test and a robust noise estimate. Deterministic: same input and seed, same output.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace pinbench::gate {
+
+/// A small deterministic generator (splitmix64). The standard library's distributions differ
+/// between implementations; this one gives the same stream everywhere, so goldens stay stable.
+class rng {
+ public:
+  explicit rng(std::uint64_t seed) noexcept : state_(seed) {}
+  std::uint64_t next() noexcept;
+  /// Uniform in [0, bound) without modulo bias (rejection); bound > 0.
+  std::uint64_t below(std::uint64_t bound) noexcept;
+  /// Uniform in [0, 1).
+  double uniform() noexcept;
+
+ private:
+  std::uint64_t state_;
+};
+
+/// A seed for one comparison row from the run's seed and the row's name (FNV-1a, then mixed),
+/// so that a row's interval does not depend on which other rows are compared.
+[[nodiscard]] std::uint64_t row_seed(std::uint64_t seed, std::string_view key) noexcept;
+
+/// The median (type 7: the mean of the two middle values for even n); 0 for no samples.
+[[nodiscard]] double median(std::span<const double> samples);
+
+/// Robust relative noise: 1.4826 x MAD / |median| (a standard deviation estimate for normal
+/// data that one outlier does not inflate). 0 when n < 2 or the median is 0.
+[[nodiscard]] double relative_noise(std::span<const double> samples);
+
+struct interval {
+  double lo = 0, hi = 0;
+};
+
+/// Percentile bootstrap interval of median(current) / median(base): each resample draws both
+/// sides with replacement at their own sizes. A resample whose base median is 0 gives a ratio
+/// of 1 when its current median is 0 too, else +inf. Both sides non-empty; resamples >= 1.
+[[nodiscard]] interval bootstrap_ratio_of_medians(std::span<const double> base,
+                                                  std::span<const double> current,
+                                                  double confidence, std::size_t resamples,
+                                                  std::uint64_t seed);
+
+/// Two-sided Mann-Whitney U (Wilcoxon rank-sum) test.
+struct u_test {
+  double u = 0;        ///< U of the first sample: pairs (a, b) with a > b, ties counting 1/2
+  double p_value = 1;  ///< two-sided
+  bool exact = false;  ///< exact permutation distribution (else normal approximation)
+};
+
+/// Up to `exact_limit` samples in all, the p-value is exact: the permutation distribution of
+/// the rank sum given the ties (midranks), counted by dynamic programming. Beyond, the normal
+/// approximation with tie correction of the variance and a continuity correction of 0.5.
+/// All values equal gives p = 1. Both sides non-empty.
+[[nodiscard]] u_test mann_whitney(std::span<const double> a, std::span<const double> b,
+                                  std::size_t exact_limit = 40);
+
+}  // namespace pinbench::gate

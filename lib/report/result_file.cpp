@@ -1,0 +1,28 @@
+// Reading a result file from disk: the file's problems become input errors that name it.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "report/report.hpp"
+
+namespace pinbench::report {
+
+bench::run_result read_result_file(const std::string& path) {
+  const std::string text = read_file(path);
+  nlohmann::ordered_json doc;
+  try {
+    doc = nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error ..."
+    std::string reason = e.what();
+    if (const auto at = reason.find("] "); at != std::string::npos) reason.erase(0, at + 2);
+    for (char& ch : reason)
+      if (ch == '\n' || ch == '\r') ch = ' ';
+    throw input_error(path, {}, "not valid JSON: " + reason);
+  }
+  return from_json(doc, path);
+}
+
+}  // namespace pinbench::report

@@ -1,0 +1,268 @@
+// End-to-end checks of `pinbench compare` and scripts/ci-gate.sh: exit codes, one-line errors,
+// the files written. Results are synthetic files; nothing is measured except in the last test.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+#include "gate/fixtures.hpp"
+
+namespace fs = std::filesystem;
+using namespace pinbench;
+using namespace pinbench::testing;
+
+namespace {
+
+std::size_t line_count(const std::string& s) {
+  return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n'));
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// A folder with base.json and the named current results, all synthetic.
+struct files {
+  fs::path dir;
+  std::string base, same, slower, faster, noisy, gpu;
+
+  files() : dir(fresh_dir("compare-cli")) {
+    const auto at = [&](const char* name) { return (dir / name).string(); };
+    base = at("base.json");
+    same = at("same.json");
+    slower = at("slower.json");
+    faster = at("faster.json");
+    noisy = at("noisy.json");
+    gpu = at("gpu.json");
+    const auto result = [](double time_ns, double noise, std::uint64_t seed,
+                           const std::string& backend = "host",
+                           const std::string& device = "host emulation (Test CPU)") {
+      return make_result(
+          {make_scenario(
+              "transfer-modes", "transfer",
+              {make_case(
+                  "memory=pinned",
+                  {make_metric("copy_time", "ns", "lower", synthetic(time_ns, noise, 12, seed)),
+                   make_metric("bandwidth", "GB/s", "higher",
+                               synthetic(64e9 / time_ns, noise, 12, seed + 1))})})},
+          backend, device);
+    };
+    write_result(base, result(1e6, 0.01, 1));
+    write_result(same, result(1e6, 0.01, 3));
+    write_result(slower, result(1.25e6, 0.01, 5));
+    write_result(faster, result(0.8e6, 0.01, 7));
+    write_result(noisy, result(1.03e6, 0.10, 9));
+    write_result(gpu, result(1e6, 0.01, 11, "cuda", "NVIDIA H200"));
+  }
+  ~files() { fs::remove_all(dir); }
+};
+
+}  // namespace
+
+TEST_CASE("compare: exit 0 without regression, 1 with one, 0 for improvements", "[app][compare]") {
+  files f;
+  SECTION("the same distribution") {
+    const auto o = run_pinbench("compare " + f.base + " " + f.same);
+    CHECK(o.code == 0);
+    CHECK(o.out.find("unchanged") != std::string::npos);
+    CHECK(o.out.find("gate passed") != std::string::npos);
+    CHECK(o.err.empty());
+  }
+  SECTION("25% slower") {
+    const auto o = run_pinbench("compare " + f.base + " " + f.slower);
+    CHECK(o.code == 1);
+    CHECK(o.out.find("regression") != std::string::npos);
+    CHECK(o.out.find("gate failed") != std::string::npos);
+  }
+  SECTION("25% slower with --fail-on never") {
+    const auto o = run_pinbench("compare " + f.base + " " + f.slower + " --fail-on never");
+    CHECK(o.code == 0);
+    CHECK(o.out.find("regression") != std::string::npos);
+  }
+  SECTION("faster: improvements never fail") {
+    const auto o = run_pinbench("compare " + f.base + " " + f.faster + " --strict");
+    CHECK(o.code == 0);
+    CHECK(o.out.find("improvement") != std::string::npos);
+  }
+  SECTION("a wider --threshold lets a 25% change pass as unchanged") {
+    const auto o = run_pinbench("compare " + f.base + " " + f.slower + " --threshold 40%");
+    CHECK(o.code == 0);
+  }
+}
+
+TEST_CASE("compare: a result compared with itself passes, every row unchanged or inconclusive",
+          "[app][compare]") {
+  files f;
+  for (const auto& file : {f.base, f.noisy}) {
+    INFO(file);
+    const auto o = run_pinbench("compare " + file + " " + file + " --out -");
+    REQUIRE(o.code == 0);
+    const auto j = nlohmann::json::parse(o.out);
+    CHECK(j["schema"] == "pinbench.compare/1");
+    REQUIRE(!j["rows"].empty());
+    for (const auto& row : j["rows"]) {
+      const auto v = row["verdict"].get<std::string>();
+      CHECK((v == "unchanged" || v == "inconclusive"));
+      CHECK(row["ratio"] == 1.0);
+      CHECK(row["p_value"] == 1.0);
+    }
+    CHECK(o.err.find("gate passed") != std::string::npos);  // the outcome goes to stderr
+  }
+}
+
+TEST_CASE("compare: --strict (or --fail-on inconclusive) turns inconclusive into exit 3",
+          "[app][compare]") {
+  files f;
+  const auto lenient = run_pinbench("compare " + f.base + " " + f.noisy);
+  CHECK(lenient.code == 0);
+  CHECK(lenient.out.find("inconclusive") != std::string::npos);
+  CHECK(run_pinbench("compare " + f.base + " " + f.noisy + " --strict").code == 3);
+  CHECK(run_pinbench("compare " + f.base + " " + f.noisy + " --fail-on inconclusive").code == 3);
+}
+
+TEST_CASE("compare: --out, --md and --junit write their files, --format picks stdout",
+          "[app][compare]") {
+  files f;
+  const auto out = f.dir / "cmp.json", md = f.dir / "cmp.md", junit = f.dir / "junit.xml";
+  const auto o =
+      run_pinbench("compare " + f.base + " " + f.slower + " --out " + out.string() + " --md " +
+                   md.string() + " --junit " + junit.string() + " --format md");
+  CHECK(o.code == 1);
+  CHECK(o.out.rfind("## pinbench compare: failed", 0) == 0);
+  CHECK(line_count(o.err) == 1);  // the outcome line
+  const auto j = nlohmann::json::parse(slurp(out));
+  CHECK(j["exit_code"] == 1);
+  CHECK(j["counts"]["regression"] == 2);
+  for (const auto& row : j["rows"])
+    for (const char* key :
+         {"base", "current", "interval", "p_value", "threshold", "verdict", "reason"})
+      CHECK(row.contains(key));
+  CHECK(slurp(md) == o.out);
+  const auto xml = slurp(junit);
+  CHECK(xml.rfind("<?xml", 0) == 0);
+  CHECK(xml.find("<testsuites name=\"pinbench compare\" tests=\"2\" failures=\"2\"") !=
+        std::string::npos);
+  CHECK(xml.find("<failure type=\"regression\"") != std::string::npos);
+
+  const auto json = run_pinbench("compare " + f.base + " " + f.same + " --format json");
+  CHECK(json.code == 0);
+  CHECK(nlohmann::json::parse(json.out)["counts"]["unchanged"] == 2);
+  const auto only =
+      run_pinbench("compare " + f.base + " " + f.slower + " --metric bandwidth --out -");
+  CHECK(nlohmann::json::parse(only.out)["rows"].size() == 1);
+}
+
+TEST_CASE("compare: a missing baseline or incomparable results give exit 3 and one line",
+          "[app][compare]") {
+  files f;
+  const auto missing = (f.dir / "no-baseline.json").string();
+  auto o = run_pinbench("compare " + missing + " " + f.same);
+  CHECK(o.code == 3);
+  CHECK(line_count(o.err) == 1);
+  CHECK(o.err.find("missing baseline: " + missing) != std::string::npos);
+  CHECK(o.err.find("pinbench run --out") != std::string::npos);
+  CHECK(o.out.empty());
+
+  o = run_pinbench("compare " + f.base + " " + f.gpu);
+  CHECK(o.code == 3);
+  CHECK(line_count(o.err) == 1);
+  CHECK(o.err.find("incomparable") != std::string::npos);
+  CHECK(o.err.find("backend \"host\" vs \"cuda\"") != std::string::npos);
+  CHECK(o.out.empty());
+
+  o = run_pinbench("compare " + f.base + " " + f.gpu + " --allow-env-mismatch");
+  CHECK(o.code == 0);
+  CHECK(o.out.find("warning: compared across environments") != std::string::npos);
+}
+
+TEST_CASE("compare: malformed inputs and bad options give exit 2 and one line", "[app][compare]") {
+  files f;
+  const auto write = [&](const char* name, const std::string& text) {
+    const auto p = (f.dir / name).string();
+    std::ofstream(p) << text;
+    return p;
+  };
+  const auto syntax = write("syntax.json", "{\n  \"schema\": \"pinbench.result/1\",\n  oops\n}\n");
+  auto doc = nlohmann::json::parse(slurp(f.same));
+  doc["scenarios"][0]["cases"][0]["metrics"]["copy_time"]["samples"][1] = "fast";
+  const auto typed = write("typed.json", doc.dump());
+  const auto schema = write("schema.json", R"({"schema": "pinbench.scenario/1"})");
+
+  struct bad {
+    std::string args, expect1, expect2;
+  };
+  const std::vector<bad> cases{
+      {f.base + " " + syntax, "syntax.json", "line 3, column 3"},
+      {f.base + " " + typed, "typed.json", "scenarios[0].cases[0].metrics.copy_time.samples[1]"},
+      {schema + " " + f.base, "schema.json", "pinbench.result/1"},
+      {f.base + " " + (f.dir / "absent.json").string(), "absent.json", "cannot read"},
+      {f.base + " " + f.same + " --threshold 5", "--threshold", "percentage"},
+      {f.base + " " + f.same + " --strict --fail-on never", "--strict", "never"},
+      {f.base + " " + f.same + " --fail-on sometimes", "--fail-on", "sometimes"},
+      {f.base + " " + f.same + " --metric bandwith", "bandwith", "did you mean \"bandwidth\""},
+      {f.base + " " + f.same + " --junit /nonexistent-dir/j.xml", "/nonexistent-dir", ""},
+      {f.base, "current", ""},
+  };
+  for (const auto& c : cases) {
+    INFO(c.args);
+    const auto o = run_pinbench("compare " + c.args);
+    CHECK(o.code == 2);
+    CHECK(line_count(o.err) == 1);
+    CHECK(o.err.find(c.expect1) != std::string::npos);
+    CHECK(o.err.find(c.expect2) != std::string::npos);
+    CHECK(o.out.empty());
+  }
+}
+
+TEST_CASE("ci-gate.sh: a missing baseline is exit 3 with the command that creates one",
+          "[app][compare]") {
+  const auto dir = fresh_dir("ci-gate-missing");
+  const std::string cmd = "PINBENCH=" + std::string(PINBENCH_EXE) +
+                          " GATE_OUT=" + (dir / "out").string() + " " + PINBENCH_SOURCE_DIR +
+                          "/scripts/ci-gate.sh " + (dir / "baseline.json").string() + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  std::array<char, 512> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  const int status = ::pclose(p);
+  CHECK(WEXITSTATUS(status) == 3);
+  CHECK(line_count(out) == 1);
+  CHECK(out.find("missing baseline") != std::string::npos);
+  CHECK(out.find("pinbench run") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "out"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("ci-gate.sh: runs a suite, compares, writes Markdown and JUnit, appends the summary",
+          "[app][compare]") {
+  const auto dir = fresh_dir("ci-gate-run");
+  const std::string tiny =
+      " builtin:transfer-modes --backend host --set bytes=64KiB --set sampling.min_samples=3"
+      " --set sampling.min_time=0 --set sampling.warmup=0 --set sampling.timeout=1s";
+  const auto base = (dir / "baseline.json").string();
+  REQUIRE(run_pinbench("run" + tiny + " --quiet --out " + base).code == 0);
+  const auto summary = dir / "summary.md";
+  const std::string cmd =
+      "PINBENCH=" + std::string(PINBENCH_EXE) + " GATE_OUT=" + (dir / "gate").string() +
+      " GITHUB_STEP_SUMMARY=" + summary.string() + " COMPARE_ARGS='--fail-on never' " +
+      PINBENCH_SOURCE_DIR + "/scripts/ci-gate.sh " + base + tiny + " >/dev/null 2>&1";
+  const int status = std::system(cmd.c_str());
+  CHECK(WEXITSTATUS(status) == 0);  // --fail-on never: a noisy machine cannot fail this
+  for (const char* name : {"current.json", "compare.json", "compare.md", "junit.xml"})
+    CHECK(fs::exists(dir / "gate" / name));
+  CHECK(slurp(summary) == slurp(dir / "gate" / "compare.md"));
+  CHECK(slurp(summary).find("## pinbench compare") == 0);
+  fs::remove_all(dir);
+}

@@ -1,0 +1,318 @@
+// Verdicts and exit codes of compare on synthetic samples, pairing, and refusals.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "fixtures.hpp"
+#include "gate/compare.hpp"
+#include "gate/output.hpp"
+
+using namespace pinbench;
+using namespace pinbench::testing;
+
+namespace {
+
+gate::comparison compare_one(const std::string& better, const std::vector<double>& base,
+                             const std::vector<double>& current, gate::options o = {},
+                             const std::string& unit = "ns") {
+  return gate::compare(one_metric(better, base, unit), one_metric(better, current, unit), o);
+}
+
+// A copy: callers pass temporaries.
+gate::row only_row(const gate::comparison& c) {
+  REQUIRE(c.rows.size() == 1);
+  return c.rows.front();
+}
+
+}  // namespace
+
+TEST_CASE("identical distributions are unchanged, whichever direction is better",
+          "[gate][verdict]") {
+  for (const std::string better : {"higher", "lower"}) {
+    for (std::uint64_t seed : {1, 2, 3}) {
+      INFO(better << " seed " << seed);
+      const auto c = compare_one(better, synthetic(1000, 0.01, 20, seed * 10),
+                                 synthetic(1000, 0.01, 20, seed * 10 + 1));
+      const auto& r = only_row(c);
+      CHECK(r.result == gate::verdict::unchanged);
+      CHECK(r.gated);
+      CHECK(r.ci_lo.value() >= 0.95);
+      CHECK(r.ci_hi.value() <= 1.05);
+      CHECK(c.exit_code() == 0);
+    }
+  }
+}
+
+TEST_CASE(
+    "a 20% shift with low noise is a regression in the worse direction and an "
+    "improvement in the better one",
+    "[gate][verdict]") {
+  const auto base = synthetic(1000, 0.01, 15, 21);
+  const auto up = synthetic(1200, 0.01, 15, 22);
+  const auto down = synthetic(800, 0.01, 15, 23);
+  struct expectation {
+    std::string better;
+    const std::vector<double>* current;
+    gate::verdict v;
+  };
+  const std::vector<expectation> cases{
+      {"lower", &up, gate::verdict::regression},     // a time grew
+      {"higher", &down, gate::verdict::regression},  // a bandwidth fell
+      {"lower", &down, gate::verdict::improvement},
+      {"higher", &up, gate::verdict::improvement},
+  };
+  for (const auto& e : cases) {
+    INFO(e.better << " -> " << gate::to_string(e.v));
+    const auto c = compare_one(e.better, base, *e.current);
+    const auto& r = only_row(c);
+    CHECK(r.result == e.v);
+    CHECK(r.p_value.value() < 0.001);
+    CHECK(r.test == "exact");
+    CHECK(r.threshold == Approx(0.05));
+    CHECK(r.source == gate::threshold_source::option);
+    CHECK(r.reason.find(e.v == gate::verdict::regression ? "worse by" : "better by") !=
+          std::string::npos);
+    // Improvements never fail the gate; regressions do (exit 1).
+    CHECK(c.exit_code() == (e.v == gate::verdict::regression ? 1 : 0));
+  }
+}
+
+TEST_CASE("a 3% shift under 10% noise is inconclusive, and only fails under --strict",
+          "[gate][verdict]") {
+  for (std::size_t n : {10, 30, 100}) {
+    for (const std::string better : {"higher", "lower"}) {
+      INFO(better << " n=" << n);
+      const auto base = synthetic(1000, 0.10, n, 31 + n);
+      const auto current = synthetic(1030, 0.10, n, 32 + n);
+      auto c = compare_one(better, base, current);
+      const auto& r = only_row(c);
+      CHECK(r.result == gate::verdict::inconclusive);
+      CHECK(r.source == gate::threshold_source::noise);  // 2 x 10% noise > 5%
+      CHECK(r.threshold > r.requested);
+      CHECK(r.requested == Approx(0.05));
+      CHECK(c.exit_code() == 0);
+      c.settings.fail = gate::fail_on::inconclusive;
+      CHECK(c.exit_code() == 3);
+      c.settings.fail = gate::fail_on::never;
+      CHECK(c.exit_code() == 0);
+    }
+  }
+}
+
+TEST_CASE("the threshold is the largest of the option, the scenario's gate and the noise",
+          "[gate][verdict]") {
+  const auto base = synthetic(1000, 0.005, 15, 41);
+  const auto current = synthetic(1080, 0.005, 15, 42);  // 8% slower
+  SECTION("8% beyond the default 5%: regression") {
+    CHECK(only_row(compare_one("lower", base, current)).result == gate::verdict::regression);
+  }
+  SECTION("--threshold 10%: unchanged") {
+    gate::options o;
+    o.threshold = 0.10;
+    const auto& r = only_row(compare_one("lower", base, current, o));
+    CHECK(r.result == gate::verdict::unchanged);
+    CHECK(r.requested == Approx(0.10));
+  }
+  SECTION("a gate of 0.10 in the scenario: unchanged, and the row says where it came from") {
+    auto b = one_metric("lower", base);
+    auto cur = one_metric("lower", current);
+    cur.scenarios[0].gate = {{"copy_time", {{"threshold", 0.10}}}};
+    const auto c = gate::compare(b, cur, {});
+    const auto& r = only_row(c);
+    CHECK(r.result == gate::verdict::unchanged);
+    CHECK(r.source == gate::threshold_source::gate);
+    CHECK(r.threshold == Approx(0.10));
+  }
+  SECTION("the noise floor never lets a change inside the noise count as a regression") {
+    gate::options o;
+    o.noise_multiple = 40;  // 40 x about 0.5%
+    const auto r = only_row(compare_one("lower", base, current, o));
+    REQUIRE(r.threshold > 0.09);
+    CHECK(r.result == gate::verdict::inconclusive);
+    CHECK(r.source == gate::threshold_source::noise);
+    CHECK(r.reason.find("noise") != std::string::npos);
+  }
+}
+
+TEST_CASE("too few samples are inconclusive, constant samples are compared exactly",
+          "[gate][verdict]") {
+  SECTION("two samples a side") {
+    const auto& r = only_row(compare_one("lower", {100, 101}, {150, 151}));
+    CHECK(r.result == gate::verdict::inconclusive);
+    CHECK(r.reason.find("too few samples") != std::string::npos);
+  }
+  SECTION("one side with one sample against a noisy other side") {
+    const auto& r = only_row(compare_one("lower", {100}, synthetic(150, 0.05, 10, 3)));
+    CHECK(r.result == gate::verdict::inconclusive);
+  }
+  SECTION("one timed sample a side says nothing about noise") {
+    const auto r = only_row(compare_one("lower", {1000}, {1300}));
+    CHECK(r.result == gate::verdict::inconclusive);
+    CHECK(r.reason.find("too few samples") != std::string::npos);
+  }
+  SECTION("repeated equal timed samples are compared exactly") {
+    CHECK(only_row(compare_one("lower", {1000, 1000, 1000}, {1300, 1300})).result ==
+          gate::verdict::regression);
+  }
+  SECTION("a deterministic counter (one sample each) that grew 30%") {
+    const auto c = compare_one("lower", {1000}, {1300}, {}, "bytes");
+    const auto& r = only_row(c);
+    CHECK(r.result == gate::verdict::regression);
+    CHECK(r.ratio == Approx(1.3));
+    CHECK_FALSE(r.p_value.has_value());
+    CHECK(r.reason.find("every sample equal") != std::string::npos);
+    CHECK(c.exit_code() == 1);
+  }
+  SECTION("a deterministic counter that did not move") {
+    CHECK(only_row(compare_one("lower", {4096, 4096}, {4096}, {}, "count")).result ==
+          gate::verdict::unchanged);
+  }
+  SECTION("both medians zero") {
+    CHECK(only_row(compare_one("lower", {0, 0, 0}, {0, 0, 1})).result == gate::verdict::unchanged);
+  }
+  SECTION("a zero baseline median has no ratio") {
+    const auto& r = only_row(compare_one("higher", {0, 0, 0}, {1, 2, 3}));
+    CHECK(r.result == gate::verdict::inconclusive);
+    CHECK(r.reason.find("median is 0") != std::string::npos);
+  }
+  SECTION("no samples") {
+    CHECK(only_row(compare_one("lower", {}, {1, 2, 3})).result == gate::verdict::inconclusive);
+  }
+}
+
+TEST_CASE("metrics without a direction are informative and never gated", "[gate][verdict]") {
+  gate::options o;
+  o.fail = gate::fail_on::inconclusive;
+  const auto c = compare_one("", synthetic(100, 0.01, 10, 1), synthetic(200, 0.01, 10, 2), o);
+  const auto& r = only_row(c);
+  CHECK(r.result == gate::verdict::info);
+  CHECK_FALSE(r.gated);
+  CHECK(r.ratio == Approx(2).epsilon(0.05));
+  CHECK(c.exit_code() == 0);
+  CHECK(c.count(gate::verdict::info, false) == 1);
+}
+
+TEST_CASE("cases are paired by scenario and id, one-sided cases and failures are listed",
+          "[gate][pairing]") {
+  const auto low = [](std::uint64_t seed) { return synthetic(100, 0.01, 10, seed); };
+  auto base =
+      make_result({make_scenario("a", "transfer",
+                                 {make_case("x=1", {make_metric("t", "ns", "lower", low(1)),
+                                                    make_metric("gone", "ns", "lower", low(2))}),
+                                  make_case("x=2", {make_metric("t", "ns", "lower", low(3))}),
+                                  make_case("x=3", {make_metric("t", "ns", "lower", low(4))})})});
+  auto current =
+      make_result({make_scenario("a", "transfer",
+                                 {make_case("x=3", {make_metric("t", "ns", "lower", low(5))}),
+                                  make_case("x=1", {make_metric("t", "ns", "lower", low(6)),
+                                                    make_metric("new", "count", "", {1})}),
+                                  make_case("x=4", {make_metric("t", "ns", "lower", low(7))})})});
+  current.scenarios[0].cases[0].status = "error";
+  current.scenarios[0].cases[0].message = "boom\nsecond line";
+
+  auto c = gate::compare(base, current, {});
+  REQUIRE(c.rows.size() == 2);
+  CHECK(c.rows[0].case_id == "x=1");
+  CHECK(c.rows[0].metric == "t");
+  CHECK(c.rows[0].result == gate::verdict::unchanged);
+  CHECK(c.rows[1].case_id == "x=3");
+  CHECK(c.rows[1].metric.empty());
+  CHECK(c.rows[1].result == gate::verdict::failed);
+  CHECK(c.rows[1].reason == "failed in the current result: boom second line");
+  REQUIRE(c.only_in_base.size() == 2);
+  CHECK(c.only_in_base[0].metric == "gone");
+  CHECK(c.only_in_base[1].case_id == "x=2");
+  CHECK(c.only_in_base[1].gated);
+  REQUIRE(c.only_in_current.size() == 2);
+  CHECK(c.only_in_current[0].metric == "new");
+  CHECK_FALSE(c.only_in_current[0].gated);
+  CHECK(c.only_in_current[1].case_id == "x=4");
+  CHECK(c.exit_code() == 1);  // the failed case
+  CHECK(c.summary_line().find("1 failed case") != std::string::npos);
+
+  SECTION("a vanished gated case fails only under --fail-on inconclusive") {
+    current.scenarios[0].cases[0].status = "ok";
+    auto ok = gate::compare(base, current, {});
+    CHECK(ok.exit_code() == 0);
+    ok.settings.fail = gate::fail_on::inconclusive;
+    CHECK(ok.exit_code() == 3);
+  }
+  SECTION("--metric keeps only that metric, with the same interval as without the filter") {
+    gate::options o;
+    o.metrics = {"t"};
+    const auto filtered = gate::compare(base, current, o);
+    CHECK(filtered.only_in_base.size() == 1);  // x=2; "gone" is filtered out
+    CHECK(filtered.only_in_current.size() == 1);
+    CHECK(filtered.rows[0].ci_lo == c.rows[0].ci_lo);
+    o.metrics = {"tt"};
+    CHECK_THROWS_WITH(gate::compare(base, current, o), Catch::Contains("did you mean \"t\""));
+  }
+}
+
+TEST_CASE("results from different backends or devices are refused unless allowed",
+          "[gate][pairing]") {
+  const auto s = [] {
+    return std::vector{make_scenario(
+        "a", "transfer", {make_case("", {make_metric("t", "ns", "lower", {1, 2, 3})})})};
+  };
+  const auto host = make_result(s(), "host", "host emulation (A)");
+  const auto other_cpu = make_result(s(), "host", "host emulation (B)");
+  const auto gpu1 = make_result(s(), "cuda", "NVIDIA H200", "GPU-1");
+  const auto gpu2 = make_result(s(), "cuda", "NVIDIA H200", "GPU-2");
+
+  CHECK_THROWS_AS(gate::compare(host, gpu1, {}), gate::incomparable_error);
+  CHECK_THROWS_WITH(gate::compare(host, gpu1, {}, "base.json", "current.json"),
+                    Catch::Contains("base.json and current.json differ: backend \"host\" vs "
+                                    "\"cuda\"") &&
+                        Catch::Contains("--allow-env-mismatch"));
+  CHECK_THROWS_AS(gate::compare(host, other_cpu, {}), environment_error);
+  CHECK_THROWS_WITH(gate::compare(gpu1, gpu2, {}), Catch::Contains("GPU-1"));
+  CHECK_NOTHROW(gate::compare(gpu1, gpu1, {}));
+
+  gate::options o;
+  o.allow_env_mismatch = true;
+  const auto c = gate::compare(host, gpu1, o);
+  REQUIRE(c.warnings.size() == 1);
+  CHECK(c.warnings[0].find("backend") != std::string::npos);
+  CHECK(c.env_mismatch.find("cuda") != std::string::npos);
+}
+
+TEST_CASE("a case id twice in one scenario is an input error naming the path", "[gate][pairing]") {
+  auto r = make_result({make_scenario("a", "transfer", {make_case("x", {}), make_case("x", {})})});
+  try {
+    (void)gate::compare(r, make_result({}), {}, "base.json", "cur.json");
+    FAIL("no error");
+  } catch (const input_error& e) {
+    CHECK(e.file() == "base.json");
+    CHECK(e.json_path() == "scenarios[0].cases[1].id");
+  }
+}
+
+TEST_CASE("the same inputs and seed give the same comparison, and thresholds parse",
+          "[gate][verdict]") {
+  const auto b = one_metric("lower", synthetic(100, 0.05, 25, 1));
+  const auto c = one_metric("lower", synthetic(104, 0.05, 25, 2));
+  gate::options o;
+  const auto one = gate::to_json(gate::compare(b, c, o)).dump();
+  CHECK(one == gate::to_json(gate::compare(b, c, o)).dump());
+  // Another seed draws other resamples: some interval bound moves.
+  const auto first = gate::compare(b, c, o).rows[0];
+  bool moved = false;
+  for (std::uint64_t seed = 2; seed < 6; ++seed) {
+    o.seed = seed;
+    const auto other = gate::compare(b, c, o).rows[0];
+    moved = moved || other.ci_lo != first.ci_lo || other.ci_hi != first.ci_hi;
+  }
+  CHECK(moved);
+
+  CHECK(gate::parse_threshold("5%") == Approx(0.05));
+  CHECK(gate::parse_threshold("0.05") == Approx(0.05));
+  CHECK(gate::parse_threshold(" 12.5% ") == Approx(0.125));
+  CHECK(gate::parse_threshold("150%") == Approx(1.5));
+  CHECK(gate::parse_threshold("0") == Approx(0));
+  CHECK_FALSE(gate::parse_threshold("5"));  // 5% or 500%? refused
+  CHECK_FALSE(gate::parse_threshold("-1%"));
+  CHECK_FALSE(gate::parse_threshold("abc"));
+  CHECK_FALSE(gate::parse_threshold("%"));
+  CHECK_FALSE(gate::parse_threshold("5%%"));
+}
