@@ -53,4 +53,38 @@ std::string quoted_list(const std::vector<std::string>& items) {
   return out;
 }
 
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default:
+        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') break;
+        out += ch;
+    }
+  }
+  return out;
+}
+
+std::string markdown_cell(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    if (ch == '|')
+      out += "\\|";
+    else if (ch == '<')
+      out += "&lt;";
+    else if (ch == '\n' || ch == '\r')
+      out += ' ';
+    else
+      out += ch;
+  }
+  return out;
+}
+
 }  // namespace pinbench

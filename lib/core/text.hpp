@@ -1,4 +1,4 @@
-// Small text helpers: "did you mean" suggestions.
+// Small text helpers: "did you mean" suggestions, escaping for XML/HTML and Markdown tables.
 #pragma once
 
 #include <string>
@@ -22,5 +22,13 @@ namespace pinbench {
 
 /// "a, b, c" / `"a", "b" or "c"` for messages.
 [[nodiscard]] std::string quoted_list(const std::vector<std::string>& items);
+
+/// `text` safe in XML/HTML text and in quoted attributes: &, <, >, " and ' escaped, and the
+/// control characters XML 1.0 forbids (all below 0x20 but tab, LF and CR) dropped.
+[[nodiscard]] std::string xml_escape(std::string_view text);
+
+/// `text` as one Markdown table cell: a pipe would end the cell, a newline the table, and '<'
+/// could open an HTML tag where the Markdown is rendered (GitHub).
+[[nodiscard]] std::string markdown_cell(std::string_view text);
 
 }  // namespace pinbench

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
 #include "gate/output.hpp"
 #include "gate/text.hpp"
 
@@ -13,38 +14,14 @@ namespace pinbench::gate {
 
 namespace {
 
-// Attribute and text escaping; control characters other than tab are not allowed in XML 1.0.
+// JUnit readers show attributes on one line: line breaks become spaces before escaping.
 std::string xml(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      case '\n':
-      case '\r':
-        out += ' ';
-        break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t') break;
-        out += ch;
-    }
-  }
-  return out;
+  std::string flat(text);
+  std::replace(flat.begin(), flat.end(), '\n', ' ');
+  std::replace(flat.begin(), flat.end(), '\r', ' ');
+  return xml_escape(flat);
 }
+
 
 enum class outcome { pass, failure, skipped };
 

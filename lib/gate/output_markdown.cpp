@@ -5,29 +5,13 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
 #include "gate/output.hpp"
 #include "gate/text.hpp"
 
 namespace pinbench::gate {
 
 namespace {
-
-// A pipe would end the cell, a newline the table; '<' could open an HTML tag on GitHub.
-std::string cell(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char ch : text) {
-    if (ch == '|')
-      out += "\\|";
-    else if (ch == '<')
-      out += "&lt;";
-    else if (ch == '\n' || ch == '\r')
-      out += ' ';
-    else
-      out += ch;
-  }
-  return out;
-}
 
 std::string table_row(const std::vector<std::string>& cells) {
   std::string line = "|";
@@ -52,10 +36,10 @@ std::string verdict_cell(const row& r) {
 // scenario, then row_cells (case .. verdict), optionally the reason.
 std::vector<std::string> md_cells(const row& r, bool with_reason) {
   const auto cells = detail::row_cells(r);
-  std::vector<std::string> out{cell(r.scenario), "`" + cell(cells[0]) + "`"};
-  for (std::size_t i = 1; i + 1 < cells.size(); ++i) out.push_back(cell(cells[i]));
+  std::vector<std::string> out{markdown_cell(r.scenario), "`" + markdown_cell(cells[0]) + "`"};
+  for (std::size_t i = 1; i + 1 < cells.size(); ++i) out.push_back(markdown_cell(cells[i]));
   out.push_back(verdict_cell(r));
-  if (with_reason) out.push_back(cell(r.reason));
+  if (with_reason) out.push_back(markdown_cell(r.reason));
   return out;
 }
 
@@ -75,18 +59,18 @@ std::string to_markdown(const comparison& c) {
   std::string title = code == 0 ? "passed" : "failed";
   if (c.settings.fail == fail_on::never) title = "report only";
   std::string out = "## pinbench compare: " + title + "\n\n";
-  out += "**" + cell(c.outcome_line()) + "**\n\n";
-  out += cell(c.summary_line()) + "\n\n";
+  out += "**" + markdown_cell(c.outcome_line()) + "**\n\n";
+  out += markdown_cell(c.summary_line()) + "\n\n";
   out += "| | file | backend | device | created |\n|:---|:---|:---|:---|:---|\n";
   for (const auto* e : {&c.base, &c.current}) {
-    out += table_row({e == &c.base ? "base" : "current", "`" + cell(e->label) + "`",
-                      cell(e->backend), cell(e->device), cell(e->created)});
+    out += table_row({e == &c.base ? "base" : "current", "`" + markdown_cell(e->label) + "`",
+                      markdown_cell(e->backend), markdown_cell(e->device), markdown_cell(e->created)});
   }
-  out += "\nRule: " + cell(detail::rule_text(c.settings)) +
-         ". Statistics: " + cell(detail::method_text(c.settings)) + ".\n";
+  out += "\nRule: " + markdown_cell(detail::rule_text(c.settings)) +
+         ". Statistics: " + markdown_cell(detail::method_text(c.settings)) + ".\n";
   if (!c.warnings.empty()) {
     out += "\n";
-    for (const auto& w : c.warnings) out += "> warning: " + cell(w) + "\n";
+    for (const auto& w : c.warnings) out += "> warning: " + markdown_cell(w) + "\n";
   }
 
   std::vector<const row*> attention, all;
@@ -103,9 +87,9 @@ std::string to_markdown(const comparison& c) {
     out += "\n### On one side only\n\n";
     const auto list = [&](const std::vector<unpaired>& items, const char* where) {
       for (const auto& u : items)
-        out += fmt::format("- only in {}: {} `{}`{}{}\n", where, cell(u.scenario),
-                           cell(u.case_id.empty() ? "(default)" : u.case_id),
-                           u.metric.empty() ? "" : " " + cell(u.metric),
+        out += fmt::format("- only in {}: {} `{}`{}{}\n", where, markdown_cell(u.scenario),
+                           markdown_cell(u.case_id.empty() ? "(default)" : u.case_id),
+                           u.metric.empty() ? "" : " " + markdown_cell(u.metric),
                            u.gated ? "" : " (not gated)");
     };
     list(c.only_in_base, "the baseline");

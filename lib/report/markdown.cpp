@@ -2,6 +2,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/text.hpp"
 #include "report/layout.hpp"
 #include "report/report.hpp"
 
@@ -9,40 +10,25 @@ namespace pinbench::report {
 
 namespace {
 
-// A pipe would end the cell; a newline would end the table.
-std::string cell(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char ch : text) {
-    if (ch == '|')
-      out += "\\|";
-    else if (ch == '\n' || ch == '\r')
-      out += ' ';
-    else
-      out += ch;
-  }
-  return out;
-}
-
 std::string table_row(const std::vector<std::string>& cells) {
   std::string line = "|";
-  for (const auto& c : cells) line += " " + cell(c) + " |";
+  for (const auto& c : cells) line += " " + markdown_cell(c) + " |";
   return line + "\n";
 }
 
 }  // namespace
 
 std::string to_markdown(const bench::run_result& r) {
-  std::string out = "# pinbench results\n\n" + cell(detail::header_line(r)) + "\n";
+  std::string out = "# pinbench results\n\n" + markdown_cell(detail::header_line(r)) + "\n";
   const auto warnings = detail::environment_warnings(r);
   if (!warnings.empty()) {
     out += "\n";
-    for (const auto& w : warnings) out += "> warning: " + cell(w) + "\n";
+    for (const auto& w : warnings) out += "> warning: " + markdown_cell(w) + "\n";
   }
 
   for (const auto& s : r.scenarios) {
-    out += "\n## " + cell(s.name) + "\n\n";
-    if (!s.description.empty()) out += cell(s.description) + "\n\n";
+    out += "\n## " + markdown_cell(s.name) + "\n\n";
+    if (!s.description.empty()) out += markdown_cell(s.description) + "\n\n";
     out += "kind: `" + s.kind + "`";
     if (!s.source.empty()) out += " \u00b7 source: `" + s.source + "`";
     out += "\n\n";
@@ -62,13 +48,13 @@ std::string to_markdown(const bench::run_result& r) {
     for (const auto& x : rule) rule_line += x + "|";
     out += rule_line + "\n";
     for (const auto& row : g.rows) out += table_row(row);
-    if (!s.verdict.empty()) out += "\n**Verdict:** " + cell(s.verdict) + "\n";
+    if (!s.verdict.empty()) out += "\n**Verdict:** " + markdown_cell(s.verdict) + "\n";
     bool first = true;
     for (const auto& c : s.cases)
       for (const auto& w : c.warnings) {
         if (first) out += "\n";
         first = false;
-        out += "- warning: " + cell(c.id.empty() ? "default" : c.id) + ": " + cell(w) + "\n";
+        out += "- warning: " + markdown_cell(c.id.empty() ? "default" : c.id) + ": " + markdown_cell(w) + "\n";
       }
   }
   out += "\n" + detail::footer_line(r) + "\n";

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
+
 namespace pinbench::report::svg {
 
 namespace {
@@ -332,33 +334,6 @@ bool usable(const axis& a, double v) {
 
 }  // namespace
 
-std::string escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
-}
-
 std::string short_number(double v) {
   if (v == 0 || !std::isfinite(v)) return v == 0 ? "0" : "-";
   const double a = std::fabs(v);
@@ -615,5 +590,7 @@ std::string render(const segment_map& m) {
   const double height = bottom + 52 + legend_h + 6;
   return open_svg(m.id, m.title, m.description, height, "segment-map") + body + leg + "</svg>\n";
 }
+
+std::string escape(std::string_view text) { return xml_escape(text); }
 
 }  // namespace pinbench::report::svg
