@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Shared set-up for run.sh and test.sh: install missing Debian packages, configure, build.
 # Idempotent: a second call installs nothing and rebuilds only what changed.
-# Environment: BUILD_DIR (default build), PINBENCH_CUDA (AUTO|ON|OFF, default AUTO),
+# Environment: PINBENCH_SETUP_ONLY_PACKAGES=1 (install, then stop), BUILD_DIR (default build), PINBENCH_CUDA (AUTO|ON|OFF, default AUTO),
 #              CMAKE_BUILD_TYPE (default RelWithDebInfo), JOBS (default: all cores).
 set -euo pipefail
 
@@ -20,6 +20,9 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >&2
 fi
+
+# Scripts that build other trees (sanitize.sh, fuzz.sh) want the packages only.
+[ "${PINBENCH_SETUP_ONLY_PACKAGES:-0}" = 1 ] && exit 0
 
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$BUILD_DIR" \

@@ -154,11 +154,56 @@ class event_queue {
   std::exception_ptr error_;
 };
 
+// The file as the SAX parser reads it, in large blocks, with a bound on what it may read
+// between two parser events: the parser holds a whole string or number token in memory, so a
+// trace holding one huge token is refused instead of being read into memory whole.
+class guarded_input final : public std::streambuf {
+ public:
+  static constexpr std::size_t block_bytes = std::size_t{1} << 20;
+  static constexpr std::uint64_t max_gap_bytes = std::uint64_t{64} << 20;
+
+  guarded_input(std::istream& in, std::string file) : in_(in), file_(std::move(file)) {
+    block_.resize(block_bytes);
+  }
+
+  /// Called at every parser event: what was read up to here made a complete token.
+  void mark() noexcept { mark_ = consumed(); }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    total_ += static_cast<std::uint64_t>(egptr() - eback());
+    setg(nullptr, nullptr, nullptr);
+    if (total_ - mark_ > max_gap_bytes) {
+      throw input_error(file_, "",
+                        "more than 64 MiB without a complete JSON value (at byte " +
+                            std::to_string(total_) + "): not a pinbench.trace/1 trace");
+    }
+    in_.read(block_.data(), static_cast<std::streamsize>(block_.size()));
+    const auto n = in_.gcount();
+    if (n <= 0) return traits_type::eof();
+    setg(block_.data(), block_.data(), block_.data() + n);
+    return traits_type::to_int_type(*gptr());
+  }
+
+ private:
+  std::uint64_t consumed() const noexcept {
+    return total_ + static_cast<std::uint64_t>(gptr() - eback());
+  }
+
+  std::istream& in_;
+  std::string file_;
+  std::vector<char> block_;
+  std::uint64_t total_ = 0;  // bytes of the blocks before the current one
+  std::uint64_t mark_ = 0;
+};
+
 // The SAX handler: a small state machine over {"schema": ..., "events": [{...}, ...]} that
 // validates each event as it closes and pushes it to the queue.
 class trace_handler final : public nlohmann::json_sax<json> {
  public:
-  trace_handler(std::string file, event_queue& queue) : file_(std::move(file)), queue_(queue) {
+  trace_handler(std::string file, event_queue& queue, guarded_input& input)
+      : file_(std::move(file)), queue_(queue), input_(input) {
     chunk_.reserve(event_queue::chunk_events);
   }
 
@@ -199,6 +244,7 @@ class trace_handler final : public nlohmann::json_sax<json> {
   }
 
   bool start_object(std::size_t) override {
+    input_.mark();
     switch (state_) {
       case state::start:
         state_ = state::top;
@@ -213,6 +259,7 @@ class trace_handler final : public nlohmann::json_sax<json> {
   }
 
   bool key(string_t& k) override {
+    input_.mark();
     if (state_ == state::top) {
       if (k != "schema" && k != "events") {
         fail(printable(k), "unknown key" + did_you_mean(k, {"schema", "events"}));
@@ -237,6 +284,7 @@ class trace_handler final : public nlohmann::json_sax<json> {
   }
 
   bool end_object() override {
+    input_.mark();
     if (state_ == state::event) {
       end_event();
       state_ = state::events;
@@ -252,6 +300,7 @@ class trace_handler final : public nlohmann::json_sax<json> {
   }
 
   bool start_array(std::size_t) override {
+    input_.mark();
     if (state_ == state::top && top_key_ == "events") {
       state_ = state::events;
       seen_events_ = true;
@@ -262,6 +311,7 @@ class trace_handler final : public nlohmann::json_sax<json> {
   }
 
   bool end_array() override {
+    input_.mark();
     // Only the events array can close: any other array fails at its start.
     state_ = state::top;
     return true;
@@ -277,6 +327,8 @@ class trace_handler final : public nlohmann::json_sax<json> {
       message.erase(0, 15);
     else if (message.starts_with("parse error: "))
       message.erase(0, 13);
+    // It quotes the last token read, which can be megabytes long.
+    if (message.size() > 160) message = message.substr(0, 157) + "...";
     throw input_error(file_, "", message);
   }
 
@@ -315,6 +367,7 @@ class trace_handler final : public nlohmann::json_sax<json> {
   }
 
   bool scalar(value_kind kind) {
+    input_.mark();
     kind_ = kind;
     switch (state_) {
       case state::start:
@@ -439,6 +492,7 @@ class trace_handler final : public nlohmann::json_sax<json> {
 
   std::string file_;
   event_queue& queue_;
+  guarded_input& input_;
   std::vector<event> chunk_;
   state state_ = state::start;
   std::string top_key_;
@@ -492,15 +546,14 @@ class json_trace_source final : public event_source {
  private:
   // Runs on the producer thread; whatever happens ends in queue_.finish().
   void produce(const std::string& path, std::ifstream& in) noexcept {
-    std::vector<char> buffer;
     std::exception_ptr error;
     try {
-      // A larger stream buffer than the default: the parser reads one character at a time.
-      buffer.resize(std::size_t{1} << 20);
-      in.rdbuf()->pubsetbuf(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-      trace_handler handler(path, queue_);
+      // The parser reads one character at a time: from guarded_input's large blocks.
+      guarded_input input(in, path);
+      std::istream guarded(&input);
+      trace_handler handler(path, queue_, input);
       try {
-        json::sax_parse(in, &handler, json::input_format_t::json, true);
+        json::sax_parse(guarded, &handler, json::input_format_t::json, true);
       } catch (const stop_parsing&) {
         throw;
       } catch (...) {
@@ -513,7 +566,7 @@ class json_trace_source final : public event_source {
     } catch (...) {
       error = std::current_exception();
     }
-    in.close();  // before `buffer` goes away
+    in.close();
     queue_.finish(error);
   }
 
@@ -536,13 +589,12 @@ class csv_trace_source final : public event_source {
 
   bool next(event& out) override {
     std::string line;
-    while (std::getline(in_, line)) {
+    while (read_line(line)) {
       ++line_number_;
       const std::string_view text = trim(line);
       if (text.empty()) continue;
       if (parse_row(text, out)) return true;
     }
-    if (in_.bad()) fail("cannot read the trace file");
     return false;
   }
 
@@ -563,9 +615,27 @@ class csv_trace_source final : public event_source {
     return fields;
   }
 
+  // One line without its '\n', like std::getline, but a line longer than any RMM log row is an
+  // error before it is read whole: a file without newlines must not be held in memory.
+  bool read_line(std::string& line) {
+    static constexpr std::size_t max_line_chars = 4096;
+    line.clear();
+    std::streambuf& buf = *in_.rdbuf();
+    for (auto c = buf.sbumpc(); c != std::char_traits<char>::eof(); c = buf.sbumpc()) {
+      if (c == '\n') return true;
+      if (line.size() == max_line_chars) {
+        ++line_number_;
+        fail("longer than " + std::to_string(max_line_chars) +
+             " characters: expected a row of the RMM log");
+      }
+      line.push_back(std::char_traits<char>::to_char_type(c));
+    }
+    return !line.empty();
+  }
+
   void read_header() {
     std::string line;
-    while (std::getline(in_, line)) {
+    while (read_line(line)) {
       ++line_number_;
       std::string_view text = trim(line);
       if (text.starts_with("\xEF\xBB\xBF")) text = trim(text.substr(3));

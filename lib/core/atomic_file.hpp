@@ -1,6 +1,7 @@
 // Result files are written whole or not at all: a temporary file beside the target, then rename.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string_view>
 
@@ -15,7 +16,9 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
 /// file can be created there. Throws input_error naming the path otherwise. "-" always passes.
 void check_writable(const std::filesystem::path& path);
 
-/// Reads a whole file. Throws input_error("FILE: cannot read: reason") on failure.
-[[nodiscard]] std::string read_file(const std::filesystem::path& path);
+/// Reads a whole file. Throws input_error("FILE: cannot read: reason") on failure, and
+/// input_error("FILE: too large: ...") for a file over `max_bytes` (never read past it).
+[[nodiscard]] std::string read_file(const std::filesystem::path& path,
+                                    std::uint64_t max_bytes = UINT64_MAX);
 
 }  // namespace pinbench

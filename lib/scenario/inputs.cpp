@@ -5,6 +5,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/json_limits.hpp"
 #include "core/text.hpp"
 #include "scenario/builtin.hpp"
 #include "scenario/scenario.hpp"
@@ -76,7 +77,7 @@ void check_unique_names(const std::vector<scenario>& all) {
 }  // namespace
 
 scenario load_scenario_file(const std::filesystem::path& path) {
-  return parse_scenario(read_file(path), path.string());
+  return parse_scenario(read_file(path, max_scenario_file_bytes), path.string());
 }
 
 std::vector<scenario> load_inputs(const std::vector<std::string>& args) {

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "core/error.hpp"
+#include "core/json_limits.hpp"
 #include "core/text.hpp"
 #include "scenario/schema.hpp"
 #include "scenario/values.hpp"
@@ -20,7 +21,6 @@ using ordered = nlohmann::ordered_json;
 using detail::shown;
 
 constexpr std::string_view schema_id = "pinbench.scenario/1";
-constexpr std::size_t max_cases = 100'000;
 
 const std::vector<std::string>& top_level_keys() {
   static const std::vector<std::string> keys = {
@@ -196,7 +196,6 @@ class document_parser {
   std::vector<matrix_axis> parse_matrix(const kind_spec& kind, const ordered& m) const {
     expect_object(m, "matrix", "an object of param -> list of values");
     std::vector<matrix_axis> axes;
-    std::size_t cases = 1;
     for (const auto& [key, values] : m.items()) {
       const std::string path = "matrix." + key_text(key);
       const param_spec* spec = kind.find(key);
@@ -215,9 +214,7 @@ class document_parser {
         axis.raw.emplace_back(values[i]);
         axis.normalised.push_back(std::move(v));
       }
-      cases *= values.size();
-      if (cases > max_cases)
-        fail("matrix", fmt::format("expands to more than {} cases; split the scenario", max_cases));
+      // The case count is checked when the matrix is expanded, after --set has dropped axes.
       axes.push_back(std::move(axis));
     }
     return axes;
@@ -308,6 +305,7 @@ std::vector<resolved_override> resolve(const scenario& s,
           fmt::format("unknown param of kind \"{}\" in scenario \"{}\"{}", s.kind, s.name, hint));
     }
     // JSON first (3, true, "x"), then the text as a string (64MiB, pinned, 2ms).
+    check_json_depth(o.value, r.label);
     const json parsed = json::parse(o.value, nullptr, false);
     auto c = parsed.is_discarded() ? detail::checked{{}, "not JSON"}
                                    : detail::check_value(*spec, parsed);
@@ -341,14 +339,77 @@ struct sampling overridden_sampling(const scenario& s, const std::vector<resolve
   return out;
 }
 
+// The matrix axes that remain once overrides replaced theirs.
+std::vector<const matrix_axis*> remaining_axes(const scenario& s,
+                                               const std::vector<resolved_override>& resolved) {
+  std::vector<const matrix_axis*> axes;
+  for (const auto& a : s.matrix) axes.push_back(&a);
+  for (const auto& r : resolved)
+    if (!r.is_sampling)
+      std::erase_if(axes, [&](const matrix_axis* a) { return a->param == r.name; });
+  return axes;
+}
+
+std::uint64_t saturated_product(const std::vector<const matrix_axis*>& axes) {
+  std::uint64_t total = 1;
+  for (const auto* a : axes) {
+    const std::uint64_t n = a->raw.size();
+    if (n != 0 && total > UINT64_MAX / n) return UINT64_MAX;
+    total *= n;
+  }
+  return total;
+}
+
+// The exact product in decimal, however large: a count that overflows 64 bits is still stated.
+std::string exact_product(const std::vector<const matrix_axis*>& axes) {
+  std::vector<std::uint32_t> digits{1};  // least significant first, base 10
+  for (const auto* a : axes) {
+    std::uint64_t carry = 0;
+    for (auto& d : digits) {
+      const std::uint64_t v = std::uint64_t{d} * a->raw.size() + carry;
+      d = static_cast<std::uint32_t>(v % 10);
+      carry = v / 10;
+    }
+    for (; carry > 0; carry /= 10) digits.push_back(static_cast<std::uint32_t>(carry % 10));
+  }
+  std::string out;
+  for (auto it = digits.rbegin(); it != digits.rend(); ++it) out += static_cast<char>('0' + *it);
+  return out;
+}
+
+void check_case_count(const scenario& s, const std::vector<const matrix_axis*>& axes,
+                      std::uint64_t max_cases) {
+  // A saturated count is beyond 64 bits: more than any limit.
+  if (const std::uint64_t n = saturated_product(axes); n != UINT64_MAX && n <= max_cases) return;
+  std::string factors;
+  for (const auto* a : axes) {
+    if (!factors.empty()) factors += " x ";
+    factors += fmt::format("{} {}", a->raw.size(), key_text(a->param));
+  }
+  throw input_error(s.source, "matrix",
+                    fmt::format("expands to {} cases ({}), more than the limit of {}; split the "
+                                "scenario, fix a param with --set, or raise the limit with "
+                                "--max-cases",
+                                exact_product(axes), factors, max_cases));
+}
+
 }  // namespace
 
 scenario parse_scenario(std::string_view text, const std::string& source) {
+  // Before the DOM parse: its values are copied and compared recursively.
+  check_json_depth(text, source);
   ordered doc;
   try {
     doc = ordered::parse(text);
   } catch (const json::parse_error& e) {
     throw_syntax_error(e, text, source);
+  } catch (const json::exception& e) {
+    // A number beyond a double's range ("1e400") comes as out_of_range, without a position.
+    std::string reason = e.what();
+    if (const auto p = reason.find("] "); p != std::string::npos) reason.erase(0, p + 2);
+    reason = detail::one_line(reason);
+    if (reason.size() > 120) reason = reason.substr(0, 117) + "...";
+    throw input_error(source, {}, "invalid JSON: " + reason);
   }
   return document_parser(source).parse(doc);
 }
@@ -368,21 +429,22 @@ void check_overrides(const scenario& s, const std::vector<override_spec>& overri
   (void)overridden_sampling(s, resolve(s, overrides));
 }
 
-std::vector<case_spec> expand(const scenario& s, const std::vector<override_spec>& overrides) {
+std::uint64_t count_cases(const scenario& s, const std::vector<override_spec>& overrides) {
+  return saturated_product(remaining_axes(s, resolve(s, overrides)));
+}
+
+std::vector<case_spec> expand(const scenario& s, const std::vector<override_spec>& overrides,
+                              std::uint64_t max_cases) {
   const auto resolved = resolve(s, overrides);
   const struct sampling samp = overridden_sampling(s, resolved);
+  const std::vector<const matrix_axis*> axes = remaining_axes(s, resolved);
+  check_case_count(s, axes, max_cases);
   json params = s.params;
-  std::vector<const matrix_axis*> axes;
-  for (const auto& a : s.matrix) axes.push_back(&a);
-  for (const auto& r : resolved) {
-    if (r.is_sampling) continue;
-    detail::set_dotted(params, r.name, r.value);
-    std::erase_if(axes, [&](const matrix_axis* a) { return a->param == r.name; });
-  }
+  for (const auto& r : resolved)
+    if (!r.is_sampling) detail::set_dotted(params, r.name, r.value);
 
   const kind_spec* kind = find_kind(s.kind);
-  std::size_t total = 1;
-  for (const auto* a : axes) total *= a->raw.size();
+  const auto total = static_cast<std::size_t>(saturated_product(axes));
   std::vector<case_spec> cases;
   cases.reserve(total);
   for (std::size_t n = 0; n < total; ++n) {

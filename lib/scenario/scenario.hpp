@@ -76,10 +76,21 @@ struct override_spec {
 /// closest valid name) or a bad value. Called for every scenario before any runs.
 void check_overrides(const scenario& s, const std::vector<override_spec>& overrides);
 
+/// The most cases one scenario may expand to unless the caller raises it (`--max-cases N`).
+inline constexpr std::uint64_t default_max_cases = 100'000;
+
+/// How many cases expand() would make (overridden axes dropped), without making them.
+/// Saturates at UINT64_MAX; the error thrown by expand() states the exact count.
+[[nodiscard]] std::uint64_t count_cases(const scenario& s,
+                                        const std::vector<override_spec>& overrides = {});
+
 /// Expands the matrix (cartesian product, axes in file order, last axis fastest) with overrides
 /// applied: an override replaces that param for every case, and drops a matrix axis on the same key.
+/// Throws input_error (JSON path "matrix") naming the exact case count when it exceeds
+/// `max_cases`, before anything is allocated.
 [[nodiscard]] std::vector<case_spec> expand(const scenario& s,
-                                            const std::vector<override_spec>& overrides = {});
+                                            const std::vector<override_spec>& overrides = {},
+                                            std::uint64_t max_cases = default_max_cases);
 
 /// The kind's defaults, shown as display_params shows them: name (dotted) -> text, "required"
 /// for a param without a default. For `pinbench list --params`.

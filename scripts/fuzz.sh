@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (the fuzz preset: clang, ASan + UBSan, build-fuzz/) and runs each
+# for SECONDS, one after the other, then prints executions, corpus size and crashes per target.
+# Usage: scripts/fuzz.sh SECONDS [TARGET...]   targets: scenario json_trace csv_trace alloc_conf
+# The working corpus (build-fuzz/corpus/TARGET) grows from run to run; it starts from the seeds
+# of fuzz/seeds.txt and tests/data/fuzz/TARGET/. Exit 1 when a target crashed, 2 on bad usage.
+# Environment: JOBS (build jobs, default: all cores), FUZZ_RSS_MB (default 2048).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+all_targets=(scenario json_trace csv_trace alloc_conf)
+
+usage() {
+  echo "usage: scripts/fuzz.sh SECONDS [TARGET...]  (targets: ${all_targets[*]})" >&2
+  exit 2
+}
+[ $# -ge 1 ] || usage
+seconds=$1
+shift
+[[ "$seconds" =~ ^[1-9][0-9]*$ ]] || usage
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
+for t in "${targets[@]}"; do
+  [[ " ${all_targets[*]} " == *" $t "* ]] || { echo "fuzz: unknown target \"$t\"" >&2; usage; }
+done
+
+# clang and its runtime libraries (libFuzzer, the sanitizers), as scripts/setup.sh installs.
+need_pkgs=()
+for pkg in cmake make clang libclang-rt-14-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_pkgs+=("$pkg")
+done
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  echo "fuzz: installing ${need_pkgs[*]}" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >&2
+fi
+
+build=$root/build-fuzz
+cd "$root"
+[ -f "$build/CMakeCache.txt" ] || cmake --preset fuzz >&2
+cmake --build --preset fuzz -j "${JOBS:-$(nproc)}" >&2
+
+# The seeds of one target, copied into one directory (fuzz/seeds.txt lists them by pattern).
+stage_seeds() {
+  local target=$1 dir=$2 t pattern f
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  while read -r t pattern; do
+    [ "$t" = "$target" ] || continue  # comments and other targets
+    for f in $root/$pattern; do
+      [ -f "$f" ] && cp "$f" "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
+    done
+  done <"$root/fuzz/seeds.txt"
+  for f in "$root/tests/data/fuzz/$target"/*; do
+    [ -f "$f" ] && cp "$f" "$dir/regression-$(basename "$f")"
+  done
+  return 0
+}
+
+summary=()
+crashed=()
+for t in "${targets[@]}"; do
+  corpus=$build/corpus/$t
+  seeds=$build/seeds/$t
+  artifacts=$build/artifacts/$t
+  log=$build/logs/$t.log
+  mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
+  stage_seeds "$t" "$seeds"
+  marker=$build/logs/.$t.start
+  touch "$marker"
+  echo "fuzz: $t for ${seconds}s (log: ${log#"$root"/})" >&2
+  rc=0
+  "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb="${FUZZ_RSS_MB:-2048}" \
+    -print_final_stats=1 -dict="$root/fuzz/$t.dict" -artifact_prefix="$artifacts/" \
+    "$corpus" "$seeds" >"$log" 2>&1 || rc=$?
+  # libFuzzer's last words: "Done N runs in S second(s)", or stat::number_of_executed_units.
+  runs=$(sed -n 's/^stat::number_of_executed_units: *\([0-9]*\).*/\1/p' "$log" | tail -n1)
+  [ -n "$runs" ] || runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$log" | tail -n1)
+  [ -n "$runs" ] || runs=$(sed -n 's/^#\([0-9]*\).*/\1/p' "$log" | tail -n1)
+  corpus_size=$(find "$corpus" -type f | wc -l)
+  new_artifacts=$(find "$artifacts" -type f -newer "$marker" \
+                    \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | sort)
+  crashes=$(printf '%s' "$new_artifacts" | grep -c . || true)
+  if [ "$rc" -ne 0 ] && [ "$crashes" -eq 0 ]; then
+    crashes=1  # it stopped without leaving a reproducer (say, killed): see the log
+    new_artifacts="(no reproducer: see ${log#"$root"/})"
+  fi
+  summary+=("$(printf '%-11s executions %10s  corpus %6s  crashes %s' "$t" "${runs:-?}" "$corpus_size" "$crashes")")
+  [ "$crashes" -eq 0 ] || crashed+=("$t: $new_artifacts")
+done
+
+echo "fuzz: ${seconds}s per target (build-fuzz/, clang + ASan + UBSan)"
+printf '%s\n' "${summary[@]}"
+if [ ${#crashed[@]} -gt 0 ]; then
+  echo "fuzz: CRASHED. Reproducers:" >&2
+  printf '  %s\n' "${crashed[@]}" >&2
+  cat >&2 <<'TXT'
+Reproduce one with build-fuzz/fuzz/fuzz_TARGET FILE (the log under build-fuzz/logs/ has the
+report). Once fixed, keep it as a regression that the normal test suite replays:
+  cp FILE tests/data/fuzz/TARGET/SHORT-NAME   (tests/fuzz/replay_test.cpp, tag [fuzz])
+TXT
+  exit 1
+fi

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Builds pinbench instrumented and runs the whole test suite under it:
+#   asan: AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer (build-asan)
+#   tsan: ThreadSanitizer (build-tsan)
+# Usage: scripts/sanitize.sh [asan] [tsan] [-- CTEST-ARGS...]   (no name = both)
+# Every executable is instrumented, the pinbench binary that the CLI tests start included, and
+# every report ends the process that made it with exit code 66, so it fails the test that ran it.
+# There are no suppression files: a report is a bug to fix, not to hide.
+# Environment: JOBS (default: all cores), PINBENCH_SANITIZE_FLAGS_ONLY=1 prints the options only.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+JOBS=${JOBS:-$(nproc)}
+
+kinds=()
+ctest_args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    asan|tsan) kinds+=("$1") ;;
+    --) shift; ctest_args=("$@"); break ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "sanitize.sh: unknown argument \"$1\" (expected asan, tsan or -- CTEST-ARGS)" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ ${#kinds[@]} -eq 0 ] && kinds=(asan tsan)
+
+# Packages first (the same list as every build), without building the default tree.
+PINBENCH_SETUP_ONLY_PACKAGES=1 "$root/scripts/setup.sh"
+
+# detect_leaks: LeakSanitizer runs at every exit (the CLI tests' pinbench processes included).
+# detect_stack_use_after_return and check_initialization_order catch what the defaults do not.
+# halt_on_error + a distinct exitcode: the first report fails its test, whatever the test says.
+asan_env=(
+  "ASAN_OPTIONS=detect_leaks=1:exitcode=66:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:abort_on_error=0"
+  "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=66"
+  "LSAN_OPTIONS=exitcode=66"
+  # Sanitized code runs 2x to 15x slower: tests that bound a duration (SIGINT must end a run
+  # within a second) scale their bound by this factor.
+  "PINBENCH_TEST_TIME_SCALE=3"
+)
+tsan_env=(
+  "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:exitcode=66"
+  "PINBENCH_TEST_TIME_SCALE=8"
+)
+
+run_kind() {
+  local kind=$1 dir="$root/build-$1"
+  echo "sanitize.sh: $kind: configure and build ($dir)" >&2
+  if [ ! -f "$dir/CMakeCache.txt" ]; then
+    (cd "$root" && cmake --preset "$kind" >&2)
+  fi
+  cmake --build "$dir" -j "$JOBS" >&2
+  local env_vars=()
+  if [ "$kind" = asan ]; then env_vars=("${asan_env[@]}"); else env_vars=("${tsan_env[@]}"); fi
+  # TSan maps its shadow memory at fixed addresses. Kernels that randomise mmap with more bits
+  # than the toolchain's TSan expects (vm.mmap_rnd_bits above 28) make every instrumented
+  # process die before main with "unexpected memory mapping", which says nothing about the code.
+  # setarch -R turns address space randomisation off for ctest and everything it starts.
+  local launcher=()
+  if [ "$kind" = tsan ] && [ "$(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 0)" -gt 28 ]; then
+    launcher=(setarch "$(uname -m)" -R)
+  fi
+  echo "sanitize.sh: $kind: running the whole suite" >&2
+  (cd "$dir" && env "${env_vars[@]}" "${launcher[@]}" \
+     ctest --output-on-failure -j "$JOBS" --timeout 900 "${ctest_args[@]}")
+}
+
+status=0
+for kind in "${kinds[@]}"; do
+  if ! run_kind "$kind"; then
+    echo "sanitize.sh: $kind: FAILED (see the report above; the first lines name the bug)" >&2
+    status=1
+  else
+    echo "sanitize.sh: $kind: clean" >&2
+  fi
+done
+exit "$status"
