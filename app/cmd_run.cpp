@@ -1,4 +1,5 @@
 // `pinbench run`: validate every input, then measure, then report (table, JSON, CSV, Markdown).
+#include <algorithm>
 #include <cstdio>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/sysinfo.hpp"
 #include "core/units.hpp"
 #include "report/report.hpp"
 #include "scenario/scenario.hpp"
@@ -27,6 +29,8 @@ struct run_args {
   std::uint64_t seed = 1;
   bool quiet = false;
   std::string host_capacity;
+  std::vector<std::string> host_faults;
+  std::uint64_t max_cases = scenario::default_max_cases;
   std::string snapshot;
 };
 
@@ -53,6 +57,26 @@ class progress_line {
   std::int64_t start_ns_ = now_ns();
 };
 
+// "pinbench: [3/12] transfer-size bytes=1MiB: ok (0.42 s)", one line per finished case (a failed
+// one with its message after it), for logs (stderr not a terminal): which cases completed is
+// known even if the run is cut short.
+class case_log {
+ public:
+  explicit case_log(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO) == 0) {}
+  void on_done(std::size_t index, std::size_t total, const std::string& scenario,
+               const bench::case_result& c) const {
+    if (!enabled_) return;
+    std::string line = fmt::format("pinbench: [{}/{}] {} {}: {} ({:.2f} s){}{}", index + 1, total,
+                                   scenario, c.id, c.status, c.elapsed_s,
+                                   c.message.empty() ? "" : ": ", c.message);
+    std::replace(line.begin(), line.end(), '\n', ' ');
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+
+ private:
+  bool enabled_;
+};
+
 std::string render(const bench::run_result& r, const std::string& format) {
   if (format == "json") return report::to_json(r).dump(2) + "\n";
   if (format == "csv") return report::to_csv(r);
@@ -73,13 +97,35 @@ std::size_t write_snapshots(const bench::run_result& r, const std::string& path)
   return n;
 }
 
+// Figures a soak run compares from run to run, taken just before the result is written.
+nlohmann::json process_block() {
+  const process_info p = read_process_info();
+  return {{"peak_rss_bytes", p.peak_rss_bytes}, {"open_fds_at_end", p.open_fds}};
+}
+
+// Writes a file that holds what was measured; a failure (disk full, file too large) is one
+// line on stderr and false: the old file, if any, is left as it was (write_file_atomic).
+bool save(const std::string& path, const std::string& content, const char* what) {
+  try {
+    write_file_atomic(path, content);
+    return true;
+  } catch (const error& e) {
+    std::fprintf(stderr, "pinbench: error: %s: the %s was not saved%s\n", e.what(), what,
+                 path == "-" ? "" : " (any previous file is unchanged)");
+    return false;
+  }
+}
+
 int run(const run_args& a) {
+  // From here on Ctrl-C keeps what was measured: even during loading it leads to exit 130
+  // with a (then empty) result, never to a process killed halfway through a write.
+  install_interrupt_handler();
   // Everything that can be wrong with the input is found before anything is measured.
   const auto overrides = scenario::parse_overrides(a.sets);
   const auto scenarios = scenario::load_inputs(a.inputs);
   for (const auto& s : scenarios) scenario::check_overrides(s, overrides);
   std::size_t total = 0;
-  for (const auto& s : scenarios) total += scenario::expand(s, overrides).size();
+  for (const auto& s : scenarios) total += scenario::expand(s, overrides, a.max_cases).size();
   if (!a.out.empty()) check_writable(a.out);
   if (a.snapshot == "-")
     throw input_error({}, "--snapshot", "expected a file path (snapshots are too big for stdout)");
@@ -93,43 +139,67 @@ int run(const run_args& a) {
                         "expected a positive size such as \"16GiB\", got \"" + a.host_capacity + "\"");
     opts.host_device_capacity = *cap;
   }
+  for (const auto& f : a.host_faults)
+    if (f == "refuse-pinning") opts.host_refuse_pinning = true;
   auto dev = device::make_backend(a.backend, opts);
+  if (!a.host_faults.empty() && dev->name() != "host")
+    throw input_error({}, "--host-fault",
+                      "applies to the host backend only; add --backend host (this run would use "
+                      "the " + std::string(dev->name()) + " backend)");
   if (!a.quiet)
     std::fprintf(stderr, "pinbench: %zu scenario(s), %zu case(s) on the %s backend%s\n",
                  scenarios.size(), total, std::string(dev->name()).c_str(),
                  dev->name() == "host" ? " (host emulation: no GPU figures)" : "");
 
-  install_interrupt_handler();
   progress_line progress(!a.quiet);
+  const case_log log(!a.quiet);
   bench::run_options ro;
   ro.overrides = overrides;
   ro.seed = a.seed;
   ro.command_line = command_line();
   ro.want_snapshots = !a.snapshot.empty();
+  ro.max_cases = a.max_cases;
   ro.on_case = [&](std::size_t i, std::size_t n, const std::string& s, const std::string& id) {
     progress.on_case(i, n, s, id);
   };
-  const bench::run_result result = bench::run_scenarios(scenarios, *dev, ro);
+  ro.on_case_done = [&](std::size_t i, std::size_t n, const std::string& s,
+                        const bench::case_result& c) { log.on_done(i, n, s, c); };
+  bench::run_result result = bench::run_scenarios(scenarios, *dev, ro);
+  // A Ctrl-C after the last case still says "interrupted" by its exit code; the result is whole.
+  const bool interrupted = result.interrupted || interrupt_requested();
 
+  // The table first: if the result file cannot be written, what was measured is still shown.
   // With --out - the JSON goes to stdout and replaces the table.
-  if (!a.out.empty()) write_file_atomic(a.out, report::to_json(result).dump(2) + "\n");
   if (a.out != "-") {
     const std::string text = render(result, a.format);
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   }
-  if (!a.out.empty() && a.out != "-" && !a.quiet)
-    std::fprintf(stderr, "pinbench: result written to %s\n", a.out.c_str());
-  if (!a.snapshot.empty()) {
-    const std::size_t n = write_snapshots(result, a.snapshot);
-    if (!a.quiet)
-      std::fprintf(stderr, "pinbench: %zu snapshot(s) written to %s%s\n", n, a.snapshot.c_str(),
-                   n == 0 ? " (only allocator cases take snapshots)" : "");
+  bool saved = true;
+  if (!a.out.empty()) {
+    result.process = process_block();
+    saved = save(a.out, report::to_json(result).dump(2) + "\n", "result");
+    if (saved && a.out != "-" && !a.quiet)
+      std::fprintf(stderr, "pinbench: result written to %s\n", a.out.c_str());
   }
-  if (result.interrupted) {
-    std::fprintf(stderr, "pinbench: interrupted: the result holds every case completed so far\n");
+  if (!a.snapshot.empty()) {
+    try {
+      const std::size_t n = write_snapshots(result, a.snapshot);
+      if (!a.quiet)
+        std::fprintf(stderr, "pinbench: %zu snapshot(s) written to %s%s\n", n, a.snapshot.c_str(),
+                     n == 0 ? " (only allocator cases take snapshots)" : "");
+    } catch (const error& e) {
+      std::fprintf(stderr, "pinbench: error: %s: the snapshots were not saved\n", e.what());
+      saved = false;
+    }
+  }
+  if (interrupted) {
+    std::fprintf(stderr, "pinbench: interrupted: %s\n",
+                 saved ? "the result holds every case completed so far"
+                       : "what was measured is in the table above");
     return exit_interrupted;
   }
+  if (!saved) return exit_environment;
   return result.any_failed() ? exit_case_failed : exit_ok;
 }
 
@@ -159,7 +229,19 @@ runner add_run(CLI::App& app) {
                   "Allocator cases: write a memory snapshot (torch.cuda.memory._snapshot() "
                   "structure, taken at peak reserved memory) of each case to this JSON file")
       ->type_name("FILE");
-  sub->add_flag("--quiet,-q", a->quiet, "No progress or log lines on stderr");
+  sub->add_option("--host-fault", a->host_faults,
+                  "Host backend fault switch, to see how a run copes (repeatable): "
+                  "refuse-pinning = every pinned allocation falls back to unlocked memory, "
+                  "with a warning in the result")
+      ->check(CLI::IsMember({"refuse-pinning"}))
+      ->type_name("FAULT");
+  sub->add_option("--max-cases", a->max_cases,
+                  "Refuse a scenario whose matrix expands to more cases than this")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{UINT64_MAX}))
+      ->capture_default_str();
+  sub->add_flag("--quiet,-q", a->quiet,
+                "No progress or log lines on stderr (by default, when stderr is not a "
+                "terminal, one line per finished case)");
   return [a] { return run(*a); };
 }
 

@@ -11,6 +11,7 @@ struct validate_args {
   std::vector<std::string> inputs;
   std::vector<std::string> sets;
   bool quiet = false;
+  std::uint64_t max_cases = scenario::default_max_cases;
 };
 
 int validate(const validate_args& a) {
@@ -18,7 +19,7 @@ int validate(const validate_args& a) {
   const auto scenarios = scenario::load_inputs(a.inputs);
   for (const auto& s : scenarios) {
     scenario::check_overrides(s, overrides);
-    const auto cases = scenario::expand(s, overrides);
+    const auto cases = scenario::expand(s, overrides, a.max_cases);
     if (!a.quiet)
       std::printf("ok  %-28s %-10s %4zu case(s)  %s\n", s.name.c_str(), s.kind.c_str(),
                   cases.size(), s.source.c_str());
@@ -34,6 +35,10 @@ runner add_validate(CLI::App& app) {
       ->required();
   sub->add_option("--set", a->sets, "Overrides to check as `run` would apply them")
       ->type_name("KEY=VALUE");
+  sub->add_option("--max-cases", a->max_cases,
+                  "Refuse a scenario whose matrix expands to more cases than this")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{UINT64_MAX}))
+      ->capture_default_str();
   sub->add_flag("--quiet,-q", a->quiet, "Print nothing; the exit code tells");
   return [a] { return validate(*a); };
 }

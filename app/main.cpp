@@ -1,5 +1,6 @@
 // pinbench: measures host<->device transfers, a DataLoader pipeline and a caching allocator.
 // main parses the command line and maps every error to one line and one exit code.
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <map>
@@ -27,6 +28,9 @@ const std::string& command_line() { return g_command_line; }
 
 int main(int argc, char** argv) {
   using namespace pinbench;
+  // Over a file-size limit (ulimit -f) write() then fails with EFBIG, which pinbench reports,
+  // instead of the process being killed by SIGXFSZ with nothing said.
+  std::signal(SIGXFSZ, SIG_IGN);
   app::set_command_line(argc, argv);
   spdlog::set_pattern("pinbench: %l: %v");
   spdlog::set_level(spdlog::level::warn);

@@ -42,6 +42,11 @@ struct run_options {
   bool want_snapshots = false;  ///< see run_context::want_snapshots
   /// Called before each case (index from 0, total, scenario name, case id) for progress lines.
   std::function<void(std::size_t, std::size_t, const std::string&, const std::string&)> on_case;
+  /// Called after each case with the same index, total and scenario name, and its result.
+  std::function<void(std::size_t, std::size_t, const std::string&, const case_result&)>
+      on_case_done;
+  /// Refuse a scenario whose matrix expands to more cases than this (see scenario::expand).
+  std::uint64_t max_cases = scenario::default_max_cases;
 };
 
 /// Runs every case of every scenario on `dev`. A failed case is recorded ("error" + message)

@@ -95,9 +95,9 @@ struct run_figures {
 
 class loader_run {
  public:
+  // The host memory check comes before the dataset, which allocates its in-memory block.
   loader_run(const loader_params& p, device::backend& dev)
-      : p_(p), dev_(dev), data_(p.dataset), events_(dev) {
-    check_host_memory();
+      : p_(checked(p)), dev_(dev), data_(p.dataset), events_(dev) {
     copy_stream_ = dev_.create_stream();
     compute_stream_ = dev_.create_stream();
     run_start_ = dev_.create_event();
@@ -315,12 +315,24 @@ class loader_run {
 
   // Host memory the run will touch: pageable batches for every outstanding batch and worker,
   // pinned blocks (rounded up to powers of two) as many, and the dataset's in-memory block.
-  void check_host_memory() const {
-    const std::uint64_t batch = loader::batch_bytes(p_.spec.batch_size, p_.dataset.sample_bytes);
+  static const loader_params& checked(const loader_params& p) {
+    check_host_memory(p);
+    return p;
+  }
+
+  static void check_host_memory(const loader_params& p) {
+    const std::uint64_t batch = loader::batch_bytes(p.spec.batch_size, p.dataset.sample_bytes);
     const std::uint64_t in_flight =
-        loader::max_outstanding(p_.spec) + static_cast<std::uint64_t>(p_.spec.num_workers) + 3;
-    std::uint64_t need = batch * in_flight;
-    if (p_.spec.pin_memory) need += std::bit_ceil(batch) * in_flight;
+        loader::max_outstanding(p.spec) + static_cast<std::uint64_t>(p.spec.num_workers) + 3;
+    // Saturating: with the largest params the products overflow 64 bits.
+    const auto times = [](std::uint64_t x, std::uint64_t y) {
+      return y != 0 && x > UINT64_MAX / y ? UINT64_MAX : x * y;
+    };
+    std::uint64_t need = times(batch, in_flight);
+    if (p.spec.pin_memory) {
+      const std::uint64_t pinned = times(std::bit_ceil(batch), in_flight);
+      need = need > UINT64_MAX - pinned ? UINT64_MAX : need + pinned;
+    }
     const std::uint64_t available = read_host_info().available_bytes;
     if (available != 0 && need > available)
       throw out_of_memory(fmt::format(

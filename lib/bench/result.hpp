@@ -59,6 +59,9 @@ struct run_result {
   std::uint64_t seed = 0;
   std::string command_line;
   bool interrupted = false;
+  /// `pinbench run` fills it just before writing: {peak_rss_bytes, open_fds_at_end}. Null
+  /// (and left out of the JSON) otherwise.
+  nlohmann::json process;
   std::vector<scenario_result> scenarios;
 
   [[nodiscard]] bool any_failed() const;

@@ -78,7 +78,7 @@ run_result run_scenarios(const std::vector<scenario::scenario>& scenarios, devic
   std::vector<std::vector<scenario::case_spec>> cases;
   std::size_t total = 0;
   for (const auto& s : scenarios) {
-    cases.push_back(scenario::expand(s, options.overrides));
+    cases.push_back(scenario::expand(s, options.overrides, options.max_cases));
     total += cases.back().size();
   }
 
@@ -96,6 +96,7 @@ run_result run_scenarios(const std::vector<scenario::scenario>& scenarios, devic
       if (options.on_case) options.on_case(index, total, s.name, c.id);
       ++index;
       sr.cases.push_back(run_one(eng.get(), s, c, ctx));
+      if (options.on_case_done) options.on_case_done(index - 1, total, s.name, sr.cases.back());
       if (sr.cases.back().status == "interrupted") result.interrupted = true;
     }
     if (eng) sr.verdict = eng->verdict(sr);

@@ -11,7 +11,7 @@ enum exit_code : int {
   exit_ok = 0,
   exit_case_failed = 1,   ///< a case failed (run) or a gated regression (compare)
   exit_input = 2,         ///< usage or input error: nothing was run
-  exit_environment = 3,   ///< backend unavailable, incomparable results
+  exit_environment = 3,   ///< backend unavailable, incomparable results, a result not saved
   exit_interrupted = 130  ///< SIGINT: what was measured is kept
 };
 

@@ -110,6 +110,21 @@ host_info read_host_info() {
   return h;
 }
 
+process_info read_process_info() {
+  process_info p;
+  rusage usage{};
+  if (::getrusage(RUSAGE_SELF, &usage) == 0 && usage.ru_maxrss > 0)
+    p.peak_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;  // Linux: KiB
+  std::error_code ec;
+  std::uint64_t n = 0;
+  for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end;
+       it.increment(ec))
+    ++n;
+  // The iterator holds a descriptor of its own while it reads the directory.
+  if (!ec && n > 0) p.open_fds = n - 1;
+  return p;
+}
+
 void to_json(nlohmann::json& j, const host_info& h) {
   const auto optional = [](const std::optional<std::uint64_t>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);

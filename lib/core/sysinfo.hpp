@@ -24,6 +24,13 @@ struct host_info {
 
 [[nodiscard]] host_info read_host_info();
 
+/// What this process holds, for the result's `process` block (a soak run compares them).
+struct process_info {
+  std::uint64_t peak_rss_bytes = 0;  ///< getrusage ru_maxrss: the high-water mark so far
+  std::uint64_t open_fds = 0;        ///< entries of /proc/self/fd, the one reading it excluded
+};
+[[nodiscard]] process_info read_process_info();
+
 /// `environment.host` block: cpu, cores, memory_bytes, hostname, os, memlock_limit_bytes
 /// (null = unlimited), shm_bytes.
 void to_json(nlohmann::json& j, const host_info& h);

@@ -15,6 +15,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "core/units.hpp"
 #include "loader/loader.hpp"
 
@@ -152,6 +153,12 @@ dataset::dataset(const dataset_spec& spec) : spec_(spec) {
   const std::size_t per_chunk =
       std::max<std::size_t>(1, (4u << 20) / spec_.sample_bytes);
   for (std::uint64_t first = 0; first < spec_.samples; first += per_chunk) {
+    // A large file takes seconds to write: Ctrl-C must not wait for it.
+    if (interrupt_requested()) {
+      ::close(fd_);
+      fd_ = -1;
+      throw interrupted_error();
+    }
     const std::uint64_t n = std::min<std::uint64_t>(per_chunk, spec_.samples - first);
     chunk.resize(n * spec_.sample_bytes);
     for (std::uint64_t i = 0; i < n; ++i) raw_bytes(first + i, chunk.data() + i * spec_.sample_bytes);

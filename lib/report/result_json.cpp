@@ -290,6 +290,7 @@ class reader {
       r.interrupted = in->get<bool>();
     }
     r.environment = block(j, {}, "environment", json::object());
+    if (j.contains("process") && j["process"].is_object()) r.process = block(j, {}, "process", json());
     if (const auto* env = member(j, {}, "environment", "an object", false))
       r.backend = string(*env, "environment", "backend", false);
 
@@ -318,6 +319,7 @@ nlohmann::ordered_json to_json(const bench::run_result& r) {
   ojson env = r.environment.is_object() ? clean(r.environment) : ojson::object();
   if (!env.contains("backend") && !r.backend.empty()) env["backend"] = r.backend;
   out["environment"] = std::move(env);
+  if (r.process.is_object()) out["process"] = clean(r.process);
   ojson scenarios = ojson::array();
   for (const auto& s : r.scenarios) scenarios.push_back(scenario_json(s));
   out["scenarios"] = std::move(scenarios);

@@ -112,7 +112,8 @@ class device_core {
   bool pin(const void* ptr, std::size_t bytes) {
     if (options_.host_refuse_pinning) {
       warnings_.add("pin:refused",
-                    fmt::format("pinning refused by the host_refuse_pinning fault switch: {}",
+                    fmt::format("pinning refused by the fault switch (host_refuse_pinning, "
+                                "run --host-fault refuse-pinning): {}",
                                 not_locked_note));
       return false;
     }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <system_error>
 #include <utility>
 
@@ -28,11 +29,36 @@ std::uint64_t physical_memory_bytes() noexcept {
   return pages > 0 ? static_cast<std::uint64_t>(pages) * page_size() : 0;
 }
 
+std::uint64_t available_memory_bytes() noexcept {
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  std::uint64_t kib = 0;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    unsigned long long v = 0;
+    if (std::sscanf(line, "MemAvailable: %llu kB", &v) == 1) {
+      kib = v;
+      break;
+    }
+  }
+  std::fclose(f);
+  return kib * 1024;
+}
+
 mapped_region::mapped_region(std::size_t bytes) : bytes_(bytes) {
   if (bytes == 0) return;
   const std::size_t page = page_size();
   if (bytes > SIZE_MAX - page) {
     throw out_of_memory(fmt::format("cannot map {} bytes of host memory", bytes));
+  }
+  // Every page is touched below: more than the host has would end in the OOM killer (or a
+  // machine stalled in swap), not in an error. Small regions skip the /proc read.
+  constexpr std::size_t check_from_bytes = std::size_t{64} << 20;
+  if (bytes >= check_from_bytes) {
+    const std::uint64_t available = available_memory_bytes();
+    if (available != 0 && bytes > available)
+      throw out_of_memory(fmt::format("cannot map {} of host memory: {} available (MemAvailable)",
+                                      format_bytes(bytes), format_bytes(available)));
   }
   mapped_bytes_ = (bytes + page - 1) / page * page;
   // MAP_POPULATE faults the pages in with one call; the loop below makes sure every page is

@@ -10,6 +10,8 @@ namespace pinbench::device::host {
 
 [[nodiscard]] std::size_t page_size() noexcept;
 [[nodiscard]] std::uint64_t physical_memory_bytes() noexcept;
+/// MemAvailable from /proc/meminfo; 0 when unknown.
+[[nodiscard]] std::uint64_t available_memory_bytes() noexcept;
 
 /// Private anonymous memory, page aligned (so at least 256-byte aligned, as cudaMalloc), with
 /// every page touched at allocation so that first-touch faults are never paid in a timed copy.
