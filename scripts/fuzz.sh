@@ -24,18 +24,8 @@ for t in "${targets[@]}"; do
   [[ " ${all_targets[*]} " == *" $t "* ]] || { echo "fuzz: unknown target \"$t\"" >&2; usage; }
 done
 
-# clang and its runtime libraries (libFuzzer, the sanitizers), as scripts/setup.sh installs.
-need_pkgs=()
-for pkg in cmake make clang libclang-rt-14-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_pkgs+=("$pkg")
-done
-if [ ${#need_pkgs[@]} -gt 0 ]; then
-  echo "fuzz: installing ${need_pkgs[*]}" >&2
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >&2
-fi
+# clang and its runtime libraries (libFuzzer, the sanitizers) besides the usual packages.
+PINBENCH_SETUP_ONLY_PACKAGES=1 PINBENCH_EXTRA_PACKAGES="clang libclang-rt-14-dev" "$root/scripts/setup.sh"
 
 build=$root/build-fuzz
 cd "$root"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Shared set-up for run.sh and test.sh: install missing Debian packages, configure, build.
 # Idempotent: a second call installs nothing and rebuilds only what changed.
-# Environment: PINBENCH_SETUP_ONLY_PACKAGES=1 (install, then stop), BUILD_DIR (default build), PINBENCH_CUDA (AUTO|ON|OFF, default AUTO),
+# Environment: PINBENCH_SETUP_ONLY_PACKAGES=1 (install, then stop), PINBENCH_EXTRA_PACKAGES,
+#              BUILD_DIR (default build), PINBENCH_CUDA (AUTO|ON|OFF, default AUTO),
 #              CMAKE_BUILD_TYPE (default RelWithDebInfo), JOBS (default: all cores).
 set -euo pipefail
 
@@ -10,7 +11,10 @@ BUILD_DIR=${BUILD_DIR:-$root/build}
 JOBS=${JOBS:-$(nproc)}
 
 need_pkgs=()
-for pkg in cmake g++ make libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev catch2; do
+# PINBENCH_EXTRA_PACKAGES: more packages for scripts that need them (fuzz.sh: clang).
+# shellcheck disable=SC2086
+for pkg in cmake g++ make libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev catch2 \
+           ${PINBENCH_EXTRA_PACKAGES:-}; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_pkgs+=("$pkg")
 done
 if [ ${#need_pkgs[@]} -gt 0 ]; then
