@@ -87,4 +87,9 @@ std::string markdown_cell(std::string_view text) {
   return out;
 }
 
+std::string paint(std::string_view text, std::string_view code, bool color) {
+  if (!color) return std::string(text);
+  return std::string(code) + std::string(text) + std::string(ansi::reset);
+}
+
 }  // namespace pinbench

@@ -31,4 +31,16 @@ namespace pinbench {
 /// could open an HTML tag where the Markdown is rendered (GitHub).
 [[nodiscard]] std::string markdown_cell(std::string_view text);
 
+/// ANSI terminal styles for tables shown on a terminal.
+namespace ansi {
+inline constexpr std::string_view bold = "\x1b[1m";
+inline constexpr std::string_view red = "\x1b[31m";
+inline constexpr std::string_view green = "\x1b[32m";
+inline constexpr std::string_view yellow = "\x1b[33m";
+inline constexpr std::string_view reset = "\x1b[0m";
+}  // namespace ansi
+
+/// `text` in the ANSI style `code` when `color`, else unchanged.
+[[nodiscard]] std::string paint(std::string_view text, std::string_view code, bool color);
+
 }  // namespace pinbench

@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/text.hpp"
 #include "gate/output.hpp"
 #include "gate/text.hpp"
 
@@ -11,16 +12,10 @@ namespace pinbench::gate {
 
 namespace {
 
-constexpr std::string_view bold = "\x1b[1m";
-constexpr std::string_view red = "\x1b[31m";
-constexpr std::string_view green = "\x1b[32m";
-constexpr std::string_view yellow = "\x1b[33m";
-constexpr std::string_view reset = "\x1b[0m";
-
-std::string paint(std::string_view text, std::string_view code, bool color) {
-  if (!color) return std::string(text);
-  return std::string(code) + std::string(text) + std::string(reset);
-}
+using ansi::bold;
+using ansi::green;
+using ansi::red;
+using ansi::yellow;
 
 std::string_view verdict_colour(verdict v) {
   switch (v) {
