@@ -1,6 +1,9 @@
 // `pinbench run`: validate every input, then measure, then report (table, JSON, CSV, Markdown).
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
+#include <optional>
+#include <string_view>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -77,6 +80,17 @@ class case_log {
   bool enabled_;
 };
 
+// "gate-timeouts=N" (N >= 1) as a count; nothing for any other text.
+std::optional<std::size_t> gate_timeouts_fault(std::string_view f) {
+  constexpr std::string_view prefix = "gate-timeouts=";
+  if (!f.starts_with(prefix)) return std::nullopt;
+  f.remove_prefix(prefix.size());
+  std::size_t n = 0;
+  const auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), n);
+  if (ec != std::errc{} || end != f.data() + f.size() || n == 0) return std::nullopt;
+  return n;
+}
+
 std::string render(const bench::run_result& r, const std::string& format) {
   if (format == "json") return report::to_json(r).dump(2) + "\n";
   if (format == "csv") return report::to_csv(r);
@@ -139,8 +153,11 @@ int run(const run_args& a) {
                         "expected a positive size such as \"16GiB\", got \"" + a.host_capacity + "\"");
     opts.host_device_capacity = *cap;
   }
-  for (const auto& f : a.host_faults)
+  for (const auto& f : a.host_faults) {
     if (f == "refuse-pinning") opts.host_refuse_pinning = true;
+    if (f == "no-host-register") opts.host_no_register = true;
+    if (const auto n = gate_timeouts_fault(f)) opts.host_gate_timeouts = *n;
+  }
   auto dev = device::make_backend(a.backend, opts);
   if (!a.host_faults.empty() && dev->name() != "host")
     throw input_error({}, "--host-fault",
@@ -232,8 +249,17 @@ runner add_run(CLI::App& app) {
   sub->add_option("--host-fault", a->host_faults,
                   "Host backend fault switch, to see how a run copes (repeatable): "
                   "refuse-pinning = every pinned allocation falls back to unlocked memory, "
-                  "with a warning in the result")
-      ->check(CLI::IsMember({"refuse-pinning"}))
+                  "with a warning in the result; no-host-register = the device says "
+                  "cudaHostRegister is unsupported (registered cases are skipped); gate-timeouts=N = the first N gates let their "
+                  "stream go unreleased, as a timed-out gate kernel does (those samples are void)")
+      ->check(CLI::Validator(
+          [](const std::string& f) -> std::string {
+            if (f == "refuse-pinning" || f == "no-host-register" || gate_timeouts_fault(f))
+              return {};
+            return "expected refuse-pinning, no-host-register or gate-timeouts=N (N a positive "
+                   "count), got \"" + f + "\"";
+          },
+          "FAULT"))
       ->type_name("FAULT");
   sub->add_option("--max-cases", a->max_cases,
                   "Refuse a scenario whose matrix expands to more cases than this")

@@ -44,6 +44,9 @@ class async_allocator final : public device_allocator {
         dev_.free_async(reinterpret_cast<void*>(address), *streams_.at(a.stream));
       live_.clear();
       dev_.synchronize();  // the streams go after this, with nothing left on them
+      // The pool keeps freed memory (release threshold UINT64_MAX): hand it back to the device
+      // so that the cases after this one see it, as cudaMalloc and the caching allocator do.
+      dev_.trim_async_pool(0);
     } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw
     }
   }

@@ -27,8 +27,8 @@ enum class stop_reason { converged, max_samples, timeout, interrupted, single };
 struct case_result {
   std::string id;
   nlohmann::json params;  ///< as displayed (sizes and durations as people write them)
-  std::string status = "ok";  ///< "ok" | "error" | "interrupted"
-  std::string message;        ///< for errors
+  std::string status = "ok";  ///< "ok" | "error" | "interrupted" | "skipped"
+  std::string message;        ///< for errors, and why a case was skipped
   std::vector<metric> metrics;
   stop_reason stopped = stop_reason::converged;
   double elapsed_s = 0;       ///< wall time spent on this case

@@ -44,6 +44,10 @@ case_result run_one(engine* eng, const scenario::scenario& s, const scenario::ca
     r.status = "interrupted";
     r.stopped = stop_reason::interrupted;
     r.message = "interrupted before the case completed";
+  } catch (const unsupported_error& e) {
+    r = case_result{};
+    r.status = "skipped";
+    r.message = e.what();
   } catch (const std::bad_alloc&) {
     r = case_result{};
     r.status = "error";

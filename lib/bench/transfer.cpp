@@ -23,10 +23,17 @@ namespace {
 using device::copy_dir;
 using device::host_kind;
 
+/// Copies of this size or less are timed in batches: one such copy lasts a few microseconds,
+/// near the event clock's resolution and the launch latency (nvbandwidth times 16 as well).
+constexpr std::uint64_t small_copy_bytes = 1_MiB;
+constexpr int small_copy_batch = 16;
+/// A sample whose gate timed out is void and measured again; this many in a row fail the case.
+constexpr int max_void_samples_in_a_row = 3;
+
 struct transfer_params {
   std::string direction, memory, mode;
   std::uint64_t bytes = 0;
-  int copies = 1;
+  int copies = 1;  ///< per sample and lane, resolved: copies_per_sample 0 means the auto batch
   std::int64_t overlap_compute_ns = 0;
   bool verify = true;
 
@@ -41,6 +48,7 @@ transfer_params read_params(const nlohmann::json& p) {
   t.mode = p.at("mode").get<std::string>();
   t.bytes = p.at("bytes").get<std::uint64_t>();
   t.copies = p.at("copies_per_sample").get<int>();
+  if (t.copies == 0) t.copies = t.bytes <= small_copy_bytes ? small_copy_batch : 1;
   t.overlap_compute_ns = p.at("overlap_compute").get<std::int64_t>();
   t.verify = p.at("verify").get<bool>();
   return t;
@@ -93,7 +101,8 @@ struct sample {
   double transfer_ns = 0;   // the time that bandwidth and copy_time are computed from
   double host_call_ns = 0;  // per copy
   double pin_ns = 0;        // per copy
-  double wall_ns = 0;       // copies (and compute) from the first call to completion
+  double wall_ns = 0;       // copies (and compute) from start to completion, for overlap
+  bool void_gate = false;   // a gate let its stream go before the release: timing is void
 };
 
 class transfer_run {
@@ -102,11 +111,16 @@ class transfer_run {
     check_host_memory();
     if (p.direction == "h2d" || p.direction == "bidirectional") add_lane(copy_dir::h2d);
     if (p.direction == "d2h" || p.direction == "bidirectional") add_lane(copy_dir::d2h);
-    if (p.overlap_compute_ns > 0) compute_stream_ = dev_.create_stream();
+    if (p.overlap_compute_ns > 0) {
+      compute_stream_ = dev_.create_stream();
+      compute_start_ = dev_.create_event();
+      compute_end_ = dev_.create_event();
+    }
     // Asynchronous copies from page-locked memory are queued behind a gate so that the cost of
-    // enqueueing stays out of the timed window (nvbandwidth's method). Copies that hold the
-    // caller (pageable, pin_on_the_fly) cannot be: they would wait for the gate themselves.
-    use_gate_ = !p.blocking() && page_locked_source() && p.overlap_compute_ns == 0;
+    // enqueueing stays out of the timed window (nvbandwidth's method); with overlap the compute
+    // kernel waits behind a gate too, so both start together. Copies that hold the caller
+    // (pageable, pin_on_the_fly) cannot be gated: they would wait for the gate themselves.
+    use_gate_ = !p.blocking() && page_locked_source();
   }
 
   [[nodiscard]] bool page_locked_source() const {
@@ -131,39 +145,70 @@ class transfer_run {
     return w;
   }
 
-  // One timed sample: copies_per_sample copies on every lane, with compute when asked.
-  sample measure(bool with_compute) {
-    std::vector<std::unique_ptr<device::gate>> gates;
-    if (use_gate_)
-      for (auto& l : lanes_) gates.push_back(dev_.launch_gate(*l.stream));
-    for (auto& l : lanes_) dev_.record(*l.start, *l.stream);
+  /// Gated chunks per sample: a gate holds at most max_copies_behind_gate copies per lane.
+  [[nodiscard]] int chunk_copies() const {
+    return use_gate_ ? std::min(p_.copies, device::max_copies_behind_gate) : p_.copies;
+  }
 
+  // One timed sample: copies_per_sample copies on every lane, with compute when asked. Gated
+  // copies go in chunks, each timed between its own events; the sample's time is their sum.
+  sample measure(bool with_compute) {
     sample s;
+    const int chunk = chunk_copies();
     const std::int64_t t0 = now_ns();
-    for (int k = 0; k < p_.copies; ++k)
-      for (auto& l : lanes_) {
-        const copy_cost c = issue_copy(l);
-        s.host_call_ns += c.host_call_ns;
-        s.pin_ns += c.pin_ns;
+    std::int64_t held_ns = 0;  // blocking: the caller is held for the whole of every call
+    for (int done = 0; done < p_.copies; done += chunk) {
+      const int n = std::min(chunk, p_.copies - done);
+      const bool compute = with_compute && done == 0;  // overlap cases have one chunk (schema)
+      std::vector<std::unique_ptr<device::gate>> gates;
+      if (use_gate_) {
+        for (auto& l : lanes_) gates.push_back(dev_.launch_gate(*l.stream));
+        if (compute) gates.push_back(dev_.launch_gate(*compute_stream_));
       }
-    const std::int64_t t_copies = now_ns();
-    if (with_compute) dev_.launch_compute(*compute_stream_, p_.overlap_compute_ns);
-    for (auto& l : lanes_) dev_.record(*l.end, *l.stream);
-    for (auto& g : gates) g->release();
-    for (auto& l : lanes_) dev_.synchronize(*l.end);
-    if (with_compute) dev_.synchronize(*compute_stream_);
-    const std::int64_t t_done = now_ns();
+      for (auto& l : lanes_) dev_.record(*l.start, *l.stream);
+      const std::int64_t c0 = now_ns();
+      for (int k = 0; k < n; ++k)
+        for (auto& l : lanes_) {
+          const copy_cost c = issue_copy(l);
+          s.host_call_ns += c.host_call_ns;
+          s.pin_ns += c.pin_ns;
+        }
+      held_ns += now_ns() - c0;
+      if (compute) {
+        dev_.record(*compute_start_, *compute_stream_);
+        dev_.launch_compute(*compute_stream_, p_.overlap_compute_ns);
+        dev_.record(*compute_end_, *compute_stream_);
+      }
+      for (auto& l : lanes_) dev_.record(*l.end, *l.stream);
+      for (auto& g : gates) g->release();
+      for (auto& l : lanes_) dev_.synchronize(*l.end);
+      if (compute) dev_.synchronize(*compute_stream_);
+      for (const auto& g : gates) s.void_gate = s.void_gate || g->timed_out();
+      if (!p_.blocking()) s.transfer_ns += event_span_ns(false);
+      if (use_gate_) s.wall_ns += event_span_ns(compute);
+    }
+    // Ungated, the overlap is judged on the host clock: the caller's own time is part of it.
+    if (!use_gate_) s.wall_ns = static_cast<double>(now_ns() - t0);
+    if (p_.blocking()) s.transfer_ns = static_cast<double>(held_ns);
 
     const double copies = static_cast<double>(p_.copies) * static_cast<double>(lanes_.size());
-    s.wall_ns = static_cast<double>(t_done - t0);
-    s.transfer_ns = p_.blocking() ? static_cast<double>(t_copies - t0) : event_span_ns();
     s.host_call_ns /= copies;
     s.pin_ns /= copies;
     return s;
   }
 
-  // Compute alone, on the host clock, as the overlap baseline.
+  // Compute alone as the overlap baseline, on the same clock as the overlapped sample: device
+  // events behind a gate when the copies are gated, else the host clock.
   double measure_compute_alone() {
+    if (use_gate_) {
+      auto g = dev_.launch_gate(*compute_stream_);
+      dev_.record(*compute_start_, *compute_stream_);
+      dev_.launch_compute(*compute_stream_, p_.overlap_compute_ns);
+      dev_.record(*compute_end_, *compute_stream_);
+      g->release();
+      dev_.synchronize(*compute_end_);
+      return dev_.elapsed_ns(*compute_start_, *compute_end_);
+    }
     const std::int64_t t0 = now_ns();
     dev_.launch_compute(*compute_stream_, p_.overlap_compute_ns);
     dev_.synchronize(*compute_stream_);
@@ -262,13 +307,17 @@ class transfer_run {
     return c;
   }
 
-  // From the earliest start event to the latest end event over all lanes.
-  double event_span_ns() {
-    auto* first = lanes_.front().start.get();
-    for (auto& l : lanes_)
-      if (dev_.elapsed_ns(*first, *l.start) < 0) first = l.start.get();
+  // From the earliest start event to the latest end event over all lanes, and over the
+  // compute stream's pair when `with_compute`.
+  double event_span_ns(bool with_compute) {
+    std::vector<std::pair<device::event*, device::event*>> pairs;
+    for (auto& l : lanes_) pairs.emplace_back(l.start.get(), l.end.get());
+    if (with_compute) pairs.emplace_back(compute_start_.get(), compute_end_.get());
+    device::event* first = pairs.front().first;
+    for (const auto& [start, end] : pairs)
+      if (dev_.elapsed_ns(*first, *start) < 0) first = start;
     double span = 0;
-    for (auto& l : lanes_) span = std::max(span, dev_.elapsed_ns(*first, *l.end));
+    for (const auto& [start, end] : pairs) span = std::max(span, dev_.elapsed_ns(*first, *end));
     return span;
   }
 
@@ -276,6 +325,7 @@ class transfer_run {
   device::backend& dev_;
   std::vector<lane> lanes_;
   std::unique_ptr<device::stream> compute_stream_;
+  std::unique_ptr<device::event> compute_start_, compute_end_;
   bool use_gate_ = false;
 };
 
@@ -290,13 +340,37 @@ class transfer_engine final : public engine {
 
   [[nodiscard]] case_result run_case(const scenario::case_spec& c, run_context& ctx) override {
     const transfer_params p = read_params(c.params);
+    if (p.memory == "registered") {
+      const std::string why = ctx.dev.host_register_unsupported();
+      if (!why.empty()) throw unsupported_error(why);
+    }
     case_result r;
     transfer_run run(p, ctx.dev);
     r.warnings = run.unlocked_warnings();
 
+    // A sample whose gate timed out measured the enqueueing too: it is void and taken again.
+    std::size_t void_samples = 0;
+    int void_in_a_row = 0;
+    const auto take = [&](bool with_compute) {
+      for (;;) {
+        const sample s = run.measure(with_compute);
+        if (!s.void_gate) {
+          void_in_a_row = 0;
+          return s;
+        }
+        ++void_samples;
+        if (++void_in_a_row >= max_void_samples_in_a_row)
+          throw device_error(fmt::format(
+              "a gate was not released within {} s on {} samples in a row (the host thread "
+              "issuing the copies was held that long), so no valid sample could be taken",
+              device::gate_timeout_ns / 1'000'000'000, max_void_samples_in_a_row));
+        throw_if_interrupted();
+      }
+    };
+
     for (int i = 0; i < c.sampling.warmup; ++i) {
       throw_if_interrupted();
-      (void)run.measure(p.overlap_compute_ns > 0);
+      (void)take(p.overlap_compute_ns > 0);
     }
 
     // Overlap needs each part alone as the baseline: median of a few runs, after warm-up.
@@ -304,7 +378,7 @@ class transfer_engine final : public engine {
     if (p.overlap_compute_ns > 0) {
       std::vector<double> copies, computes;
       for (int i = 0; i < 3; ++i) {
-        copies.push_back(run.measure(false).wall_ns);
+        copies.push_back(take(false).wall_ns);
         computes.push_back(run.measure_compute_alone());
       }
       copy_alone_ns = median_of(copies);
@@ -330,7 +404,13 @@ class transfer_engine final : public engine {
     sampler rule(c.sampling);
     rule.start();
     do {
-      const sample s = run.measure(p.overlap_compute_ns > 0);
+      const sample s = take(p.overlap_compute_ns > 0);
+      // A span the clock could not resolve would be an infinite bandwidth: fail instead.
+      if (!(s.transfer_ns > 0))
+        throw error(fmt::format(
+            "a sample of {} x {} copies measured {} ns: too short for the clock to resolve; "
+            "raise copies_per_sample",
+            p.copies, format_bytes(p.bytes), s.transfer_ns));
       const double gbps = total_bytes / s.transfer_ns;  // bytes per ns == GB/s (1e9 bytes/s)
       bandwidth.samples.push_back(gbps);
       copy_time.samples.push_back(s.transfer_ns / static_cast<double>(p.copies));
@@ -347,9 +427,26 @@ class transfer_engine final : public engine {
     r.stopped = rule.reason();
 
     r.extra["bytes_per_copy"] = p.bytes;
-    r.extra["timing"] = p.blocking()  ? "host clock: time the caller is held per copy"
-                        : run.use_gate() ? "device events, copies queued behind a gate"
-                                         : "device events";
+    r.extra["copies_per_sample"] = p.copies;
+    const std::string batch = p.copies == 1 ? std::string("one copy")
+                                            : fmt::format("a batch of {} copies", p.copies);
+    const int chunks = (p.copies + run.chunk_copies() - 1) / run.chunk_copies();
+    if (p.blocking())
+      r.extra["timing"] = fmt::format("host clock: the time the caller is held, over {}", batch);
+    else if (run.use_gate())
+      r.extra["timing"] = chunks == 1
+          ? fmt::format("device events around {} queued behind a gate", batch)
+          : fmt::format("device events around {}, in {} gated chunks of at most {}", batch,
+                        chunks, run.chunk_copies());
+    else
+      r.extra["timing"] = fmt::format("device events around {}", batch);
+    if (run.use_gate()) r.extra["gated_chunks"] = chunks;
+    if (void_samples > 0) {
+      r.extra["void_samples"] = void_samples;
+      r.warnings.push_back(fmt::format(
+          "{} sample(s) were void (a gate timed out before its release) and were taken again",
+          void_samples));
+    }
     if (p.verify && r.stopped != stop_reason::interrupted) {
       const std::string problem = run.verify(ctx.seed + 7);
       r.extra["verified"] = problem.empty();

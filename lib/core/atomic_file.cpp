@@ -54,7 +54,11 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
     return;
   }
   const auto dir = parent_or_dot(path);
-  std::string tmpl = (dir / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
+  // Built by appending: GCC 12 at -O3 reports a false -Wrestrict for "literal" + std::string.
+  std::string name = ".";
+  name += path.filename().string();
+  name += ".tmp.XXXXXX";
+  std::string tmpl = (dir / name).string();
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0) throw error(path.string() + ": cannot create a temporary file: " + errno_text(errno));
   int err = 0;

@@ -59,6 +59,13 @@ class device_error : public error {
   using error::error;
 };
 
+/// The device lacks what a case needs (cudaHostRegister refused by the platform, a second
+/// GPU): the case is recorded as skipped with this reason, neither passed nor failed.
+class unsupported_error : public error {
+ public:
+  using error::error;
+};
+
 /// Work stopped because the user pressed Ctrl-C.
 class interrupted_error : public error {
  public:

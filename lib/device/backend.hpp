@@ -56,12 +56,24 @@ class event {
   virtual ~event() = default;
 };
 
+/// How long a gate holds its stream when nobody releases it; then the stream goes on by itself.
+inline constexpr std::int64_t gate_timeout_ns = 10'000'000'000;
+/// At most this many copies are queued behind one gate. The driver's launch queue is finite:
+/// once it is full, enqueueing blocks the host thread, which then cannot release the gate (the
+/// deadlock nvbench warns of; the timeout ends it, with the sample void). Larger batches are
+/// measured as several gated chunks.
+inline constexpr int max_copies_behind_gate = 64;
+
 /// Holds a stream still until released (CUDA: a kernel spinning on a host flag). Releasing is
 /// idempotent and the destructor releases, so a stream is never left blocked.
 class gate {
  public:
   virtual ~gate() = default;
   virtual void release() noexcept = 0;
+  /// Once the stream has passed the gate (synchronise first): true when it was not released
+  /// within gate_timeout_ns and let the stream go by itself, so the work queued behind it did
+  /// not wait for the release and a timing that relies on the gate is void.
+  [[nodiscard]] virtual bool timed_out() const noexcept = 0;
 };
 
 struct memory_info {
@@ -123,8 +135,13 @@ class backend {
   /// Enqueues `duration_ns` of busy device work (a calibrated kernel / a spinning engine thread).
   virtual void launch_compute(stream& s, std::int64_t duration_ns) = 0;
 
-  /// Enqueues a gate: the stream executes nothing after it until the gate is released.
+  /// Enqueues a gate: the stream executes nothing after it until the gate is released (or its
+  /// timeout passed). Queue at most max_copies_behind_gate copies behind it.
   [[nodiscard]] virtual std::unique_ptr<gate> launch_gate(stream& s) = 0;
+
+  /// Whether cudaHostRegister can work on this device (cudaDevAttrHostRegisterSupported); a
+  /// sandboxed or virtualised machine may say no. The reason when not, "" when it can.
+  [[nodiscard]] virtual std::string host_register_unsupported() const { return {}; }
 
   virtual void record(event& e, stream& s) = 0;
   virtual void wait(stream& s, event& e) = 0;       ///< `s` waits for `e` (cudaStreamWaitEvent)
@@ -177,6 +194,12 @@ struct backend_options {
   std::size_t host_device_capacity = 0;
   /// Host backend fault switch: refuse every pinned allocation (tests of the fallback path).
   bool host_refuse_pinning = false;
+  /// Host backend fault switch: the first N gates time out at once, as an unreleased CUDA gate
+  /// kernel would (tests of the void-sample path; `run --host-fault gate-timeouts=N`).
+  std::size_t host_gate_timeouts = 0;
+  /// Host backend fault switch: report cudaHostRegister as unsupported, as a sandboxed GPU
+  /// machine may (`run --host-fault no-host-register`): `registered` cases are skipped.
+  bool host_no_register = false;
   int cuda_device = 0;
 };
 

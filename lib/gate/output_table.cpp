@@ -82,7 +82,9 @@ std::string to_table(const comparison& c, bool color) {
       for (std::size_t k = 0; k < widths.size(); ++k)
         widths[k] = std::max(widths[k], width_of(cells.back()[k]));
     }
-    out += "\n" + paint("== " + scenario, bold, color) + "\n";
+    out += '\n';
+    out += paint("== " + scenario, bold, color);
+    out += '\n';
     out += paint(draw(headers, widths, headers), bold, color) + "\n";
     for (std::size_t r = i; r < end; ++r) {
       auto shown = cells[r - i];
@@ -103,7 +105,9 @@ std::string to_table(const comparison& c, bool color) {
 
   const auto list = [&](const std::vector<unpaired>& items, const char* where) {
     if (items.empty()) return;
-    out += "\n" + paint(std::string("only in ") + where + ":", bold, color) + "\n";
+    out += '\n';
+    out += paint(std::string("only in ") + where + ":", bold, color);
+    out += '\n';
     for (const auto& u : items)
       out += "  " + detail::subject_text(u.scenario, u.case_id, u.metric) +
              (u.gated ? "" : " (not gated)") + "\n";

@@ -29,8 +29,8 @@ std::string change_text(double ratio) {
 
 std::string interval_text(std::optional<double> lo, std::optional<double> hi) {
   if (!lo || !hi) return "-";
-  return "[" + change_text(*lo) + ", " +
-         (std::isinf(*hi) ? std::string("+inf") : change_text(*hi)) + "]";
+  return fmt::format("[{}, {}]", change_text(*lo),
+                     std::isinf(*hi) ? std::string("+inf") : change_text(*hi));
 }
 
 std::string p_text(std::optional<double> p) {

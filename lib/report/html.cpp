@@ -47,6 +47,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 tbody tr:nth-child(even) { background: #fafafa; }
 .status-error { color: #a40000; font-weight: 600; }
 .status-interrupted { color: #7a4d00; font-weight: 600; }
+.status-skipped { color: #555; font-style: italic; }
 .env th { text-align: left; font-weight: 500; background: #f6f6f6; }
 figure { margin: 14px 0 22px; }
 figcaption { font-size: 0.9rem; color: #333; margin-top: 2px; }
@@ -622,7 +623,10 @@ std::string environment_section(const bench::run_result& r) {
 }
 
 std::string status_class(const std::string& status) {
-  return status == "ok" ? "status-ok" : status == "error" ? "status-error" : "status-interrupted";
+  if (status == "ok") return "status-ok";
+  if (status == "error") return "status-error";
+  if (status == "skipped") return "status-skipped";
+  return "status-interrupted";
 }
 
 std::string scenario_table(const bench::scenario_result& s, const std::string& caption) {

@@ -277,15 +277,17 @@ std::vector<std::string> environment_warnings(const bench::run_result& r) {
 }
 
 std::string footer_line(const bench::run_result& r) {
-  std::size_t cases = 0, failed = 0, interrupted = 0;
+  std::size_t cases = 0, failed = 0, interrupted = 0, skipped = 0;
   for (const auto& s : r.scenarios)
     for (const auto& c : s.cases) {
       ++cases;
       if (c.status == "error") ++failed;
       if (c.status == "interrupted") ++interrupted;
+      if (c.status == "skipped") ++skipped;
     }
   auto out = fmt::format("{}, {} failed, {} interrupted", count_phrase(cases, "case", "cases"),
                          failed, interrupted);
+  if (skipped > 0) out += fmt::format(", {} skipped", skipped);
   const auto backend = backend_name(r);
   if (!backend.empty()) out += "; backend: " + backend;
   if (backend == "host") out += " \u2014 host-emulated figures, not GPU figures";

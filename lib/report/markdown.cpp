@@ -12,7 +12,11 @@ namespace {
 
 std::string table_row(const std::vector<std::string>& cells) {
   std::string line = "|";
-  for (const auto& c : cells) line += " " + markdown_cell(c) + " |";
+  for (const auto& c : cells) {
+    line += ' ';
+    line += markdown_cell(c);
+    line += " |";
+  }
   return line + "\n";
 }
 

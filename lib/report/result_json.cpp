@@ -219,7 +219,7 @@ class reader {
     bench::case_result c;
     c.id = string(v, path, "id", true);
     c.params = block(v, path, "params", json::object());
-    c.status = one_of(v, path, "status", {"ok", "error", "interrupted"}, "ok");
+    c.status = one_of(v, path, "status", {"ok", "error", "interrupted", "skipped"}, "ok");
     c.message = string(v, path, "message", false);
     const auto stop =
         one_of(v, path, "stop_reason",

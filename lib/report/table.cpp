@@ -92,7 +92,9 @@ std::string to_table(const bench::run_result& r, bool color) {
     out += "\n";
     draw_scenario(out, s, color);
   }
-  out += "\n" + detail::footer_line(r) + "\n";
+  out += '\n';
+  out += detail::footer_line(r);
+  out += '\n';
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "alloc/config.hpp"
+#include "device/backend.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "scenario/scenario.hpp"
@@ -49,6 +50,22 @@ param_spec boolean(std::string name, bool def, std::string help) {
   return p;
 }
 
+// Overlap cases queue every copy of a sample behind one gate (and the compute kernel behind
+// another), so a sample cannot be split into gated chunks there.
+void check_transfer_case(const json& params, const std::string& source) {
+  const auto copies = params.at("copies_per_sample").get<std::int64_t>();
+  const bool gated = params.at("mode").get<std::string>() == "non_blocking" &&
+                     params.at("memory").get<std::string>() != "pageable" &&
+                     params.at("memory").get<std::string>() != "pin_on_the_fly";
+  if (gated && params.at("overlap_compute").get<std::int64_t>() > 0 &&
+      copies > device::max_copies_behind_gate)
+    throw input_error(source, "params.copies_per_sample",
+                      fmt::format("expected at most {} with overlap_compute: non_blocking copies "
+                                  "from page-locked memory are queued behind one gate kernel, and "
+                                  "more would fill the driver's launch queue; got {}",
+                                  device::max_copies_behind_gate, copies));
+}
+
 kind_spec transfer_kind() {
   return {
       .kind = "transfer",
@@ -67,12 +84,14 @@ kind_spec transfer_kind() {
               "blocking: copy, then wait for the stream; non_blocking: cudaMemcpyAsync on a non-default stream"),
           bounded("bytes", param_type::size, 64_MiB, 0, true, static_cast<double>(1ull << 40),
                   "bytes per copy (size, e.g. \"64MiB\")"),
-          bounded("copies_per_sample", param_type::integer, 1, 1, false, 1e6,
-                  "copies timed together as one sample (count)"),
+          bounded("copies_per_sample", param_type::integer, 0, 0, false, 1e6,
+                  "copies timed together as one sample (count; 0 = auto: 16 for copies of 1 MiB "
+                  "or less, else 1)"),
           bounded("overlap_compute", param_type::duration, 0, 0, false, std::nullopt,
                   "compute kernel run on another stream alongside the copies (duration; 0 = none)"),
           boolean("verify", true, "check that the copied bytes arrived intact (true/false)"),
-      }};
+      },
+      .check_case = check_transfer_case};
 }
 
 param_spec text(std::string name, std::string def, std::string help) {

@@ -297,6 +297,65 @@ TEST_CASE("faults: --host-fault refuse-pinning: the run goes on unlocked, the re
   fs::remove_all(dir);
 }
 
+TEST_CASE("faults: --host-fault gate-timeouts=N: void samples are taken again, or fail the case",
+          "[app][faults]") {
+  const fs::path dir = fresh_dir("faults-gate");
+  const fs::path out = dir / "r.json";
+  write(dir / "t.json", scenario("gated", "transfer", R"({"bytes": "256KiB", "memory": "pinned"})",
+                                 "{}", k_short));
+  // Two gates time out: those two samples are void and measured again; the case is ok.
+  auto o = run_pinbench("run " + (dir / "t.json").string() +
+                        " --backend host --host-fault gate-timeouts=2 --out " + out.string());
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  auto j = read_json(out);
+  const auto& c = j["scenarios"][0]["cases"][0];
+  CHECK(c["status"] == "ok");
+  CHECK(c["info"]["void_samples"] == 2);
+  CHECK(c["warnings"].dump().find("void") != std::string::npos);
+  CHECK(c["metrics"]["bandwidth"]["samples"].size() >= 2);
+
+  // Every gate times out: after three void samples in a row the case fails with the reason,
+  // and the run goes on to exit 1 with the result written.
+  o = run_pinbench("run " + (dir / "t.json").string() +
+                   " --backend host --host-fault gate-timeouts=1000 --out " + out.string());
+  CHECK(o.code == 1);
+  j = read_json(out);
+  CHECK(j["scenarios"][0]["cases"][0]["status"] == "error");
+  CHECK(j["scenarios"][0]["cases"][0]["message"].get<std::string>().find(
+            "gate was not released") != std::string::npos);
+
+  const auto bad = run_pinbench("run builtin:transfer-modes --host-fault gate-timeouts=0");
+  CHECK(bad.code == 2);
+  CHECK(lines(bad.err) == 1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("faults: --host-fault no-host-register: registered cases are skipped with the reason",
+          "[app][faults]") {
+  const fs::path dir = fresh_dir("faults-register");
+  const fs::path out = dir / "r.json";
+  write(dir / "t.json", scenario("reg", "transfer", R"({"bytes": "256KiB"})",
+                                 R"({"memory": ["pinned", "registered"]})", k_short));
+  const auto o = run_pinbench("run " + (dir / "t.json").string() +
+                              " --backend host --host-fault no-host-register --out " + out.string());
+  INFO(o.err);
+  REQUIRE(o.code == 0);  // skipped is neither passed nor failed
+  CHECK(o.out.find("skipped") != std::string::npos);
+  CHECK(o.out.find("1 skipped") != std::string::npos);
+  const auto j = read_json(out);
+  const auto& cases = j["scenarios"][0]["cases"];
+  CHECK(cases[0]["status"] == "ok");
+  CHECK(cases[1]["status"] == "skipped");
+  CHECK(cases[1]["message"].get<std::string>().find("cudaDevAttrHostRegisterSupported") !=
+        std::string::npos);
+  // A skipped case reads back, and reports render it.
+  const auto report = run_pinbench("report " + out.string() + " --md -");
+  CHECK(report.code == 0);
+  CHECK(report.out.find("skipped") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 // Tagged [mlock]: the sanitizers' runtimes replace mlock with a no-op, so the sanitizer builds
 // leave this test out (tests/CMakeLists.txt) rather than pass it without a limit to hit.
 TEST_CASE("faults: a real RLIMIT_MEMLOCK of 64 KiB: warnings name it, pinned_limit quotes it",

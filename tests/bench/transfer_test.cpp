@@ -3,9 +3,11 @@
 // differ by an order of magnitude when the semantics are right.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <thread>
 
 #include "bench/engine.hpp"
+#include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "device/backend.hpp"
 #include "scenario/scenario.hpp"
@@ -150,4 +152,88 @@ TEST_CASE("an interrupt keeps what was measured", "[bench][transfer]") {
   clear_interrupt();
   CHECK(r.interrupted);
   CHECK(r.scenarios.at(0).cases.empty());
+}
+
+TEST_CASE("copies of 1 MiB or less are timed in batches of 16; the batch is in the result",
+          "[bench][transfer]") {
+  const auto r = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+      "kind": "transfer", "params": {"mode": "non_blocking"},
+      "matrix": {"memory": ["pinned", "pageable"], "bytes": ["4KiB", "1MiB", "2MiB"]}, )") +
+                          k_sampling + "}");
+  for (const auto& c : r.scenarios.at(0).cases) {
+    INFO(c.id << ": " << c.message);
+    REQUIRE(c.status == "ok");
+    const bool small = c.params.at("bytes") != "2MiB";
+    CHECK(c.extra.at("copies_per_sample") == (small ? 16 : 1));
+    const auto timing = c.extra.at("timing").get<std::string>();
+    CHECK(timing.find(small ? "a batch of 16 copies" : "one copy") != std::string::npos);
+    for (double bw : c.find("bandwidth")->samples) {
+      CHECK(std::isfinite(bw));
+      CHECK(bw > 0);
+    }
+    // copy_time is per copy, not per batch: bandwidth x copy_time = bytes.
+    const double bytes = small ? (c.params.at("bytes") == "4KiB" ? 4096.0 : 1048576.0) : 2097152.0;
+    const auto& bw = c.find("bandwidth")->samples;
+    const auto& ct = c.find("copy_time")->samples;
+    CHECK(bw.front() * ct.front() == Approx(bytes).epsilon(1e-9));
+  }
+  // An explicit copies_per_sample wins over the automatic batch.
+  const auto one = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+      "kind": "transfer", "params": {"bytes": "4KiB", "copies_per_sample": 1}, )") +
+                            k_sampling + "}");
+  CHECK(one.scenarios.at(0).cases.at(0).extra.at("copies_per_sample") == 1);
+}
+
+TEST_CASE("a batch larger than a gate may hold is measured in gated chunks", "[bench][transfer]") {
+  const auto r = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+      "kind": "transfer", "params": {"bytes": "64KiB", "memory": "pinned",
+      "copies_per_sample": 150}, )") + k_sampling + "}");
+  const auto& c = r.scenarios.at(0).cases.at(0);
+  INFO(c.message);
+  REQUIRE(c.status == "ok");
+  CHECK(c.extra.at("copies_per_sample") == 150);
+  CHECK(c.extra.at("gated_chunks") == (150 + device::max_copies_behind_gate - 1) /
+                                          device::max_copies_behind_gate);
+  CHECK(c.extra.at("verified") == true);
+  CHECK(c.extra.at("timing").get<std::string>().find("gated chunks") != std::string::npos);
+}
+
+TEST_CASE("overlap cases refuse more copies than one gate may hold, at load",
+          "[bench][transfer]") {
+  const auto s = scenario::parse_scenario(R"({"schema": "pinbench.scenario/1", "name": "t",
+      "kind": "transfer", "params": {"memory": "pinned", "overlap_compute": "1ms",
+      "copies_per_sample": 65}})", "t.json");
+  try {
+    (void)scenario::expand(s, {});
+    FAIL("expected an input error");
+  } catch (const input_error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("t.json") != std::string::npos);
+    CHECK(what.find("params.copies_per_sample") != std::string::npos);
+    CHECK(what.find("at most 64") != std::string::npos);
+  }
+  // Pageable sources are not gated, so there it is allowed.
+  const auto pageable = scenario::parse_scenario(R"({"schema": "pinbench.scenario/1",
+      "name": "t", "kind": "transfer", "params": {"memory": "pageable", "overlap_compute": "1ms",
+      "copies_per_sample": 65}})", "t.json");
+  CHECK(scenario::expand(pageable, {}).size() == 1);
+}
+
+TEST_CASE("a gate that times out voids its sample", "[bench][transfer]") {
+  const auto s = scenario::parse_scenario(std::string(R"({"schema": "pinbench.scenario/1",
+      "name": "t", "kind": "transfer", "params": {"bytes": "64KiB", "memory": "pinned"}, )") +
+                                              k_sampling + "}", "t.json");
+  device::backend_options opts;
+  opts.host_gate_timeouts = 2;
+  auto dev = device::make_backend("host", opts);
+  const auto r = bench::run_scenarios({s}, *dev, {});
+  const auto& c = r.scenarios.at(0).cases.at(0);
+  REQUIRE(c.status == "ok");
+  CHECK(c.extra.at("void_samples") == 2);
+
+  opts.host_gate_timeouts = 1000;
+  auto broken = device::make_backend("host", opts);
+  const auto failed = bench::run_scenarios({s}, *broken, {});
+  CHECK(failed.scenarios.at(0).cases.at(0).status == "error");
+  CHECK(failed.any_failed());
 }

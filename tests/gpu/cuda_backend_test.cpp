@@ -3,14 +3,17 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <thread>
 #include <vector>
 
+#include "bench/engine.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "device/backend.hpp"
+#include "scenario/scenario.hpp"
 
 using namespace pinbench;
 using namespace pinbench::device;
@@ -107,6 +110,35 @@ TEST_CASE("cuda: a pinned non_blocking copy behind a gate waits for the release"
   b->synchronize(*s);
   CHECK(same(src->data(), back->data(), bytes));
   CHECK(b->warnings().empty());
+}
+
+TEST_CASE("cuda: a released gate did not time out; the device says whether it can register",
+          "[gpu]") {
+  auto b = cuda();
+  auto s = b->create_stream();
+  auto g = b->launch_gate(*s);
+  g->release();
+  b->synchronize(*s);
+  CHECK_FALSE(g->timed_out());
+  const auto d = b->describe();
+  REQUIRE(d.contains("host_register"));
+  CHECK(d.at("host_register").get<bool>() == b->host_register_unsupported().empty());
+}
+
+TEST_CASE("cuda: small copies are timed in batches with finite bandwidth", "[gpu]") {
+  auto b = cuda();
+  const auto sc = scenario::parse_scenario(R"({"schema": "pinbench.scenario/1", "name": "t",
+      "kind": "transfer", "params": {"bytes": "4KiB"},
+      "matrix": {"memory": ["pinned", "pageable"]},
+      "sampling": {"warmup": 1, "min_samples": 5, "max_samples": 20, "min_time": "0",
+                   "timeout": "2s"}})", "t.json");
+  const auto r = bench::run_scenarios({sc}, *b, {});
+  for (const auto& c : r.scenarios.at(0).cases) {
+    INFO(c.id << ": " << c.message);
+    REQUIRE(c.status == "ok");
+    CHECK(c.extra.at("copies_per_sample") == 16);
+    for (double bw : c.find("bandwidth")->samples) CHECK(std::isfinite(bw));
+  }
 }
 
 TEST_CASE("cuda: another stream waits on an event recorded behind a gate", "[gpu]") {

@@ -309,7 +309,7 @@ TEST_CASE("reading a result names the file and the JSON path of a problem", "[re
   j = good;
   j["scenarios"][0]["cases"][2]["status"] = "meh";
   CHECK(error_of(j, "r.json") == R"(r.json: scenarios[0].cases[2].status: expected one of )"
-                                 R"("ok", "error", "interrupted", got "meh")");
+                                 R"("ok", "error", "interrupted", "skipped", got "meh")");
 }
 
 TEST_CASE("reading a result ignores unknown fields and recomputes summaries", "[report]") {

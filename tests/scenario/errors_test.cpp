@@ -77,9 +77,9 @@ TEST_CASE("params: unknown names, wrong types and out-of-range values", "[scenar
   CHECK(parse_error(transfer_doc(R"("params": {"byts": "1MiB"})")) ==
         R"(bad.json: params.byts: unknown param of kind "transfer" (did you mean "bytes"?))");
   CHECK(parse_error(transfer_doc(R"("params": {"copies_per_sample": "two"})")) ==
-        R"(bad.json: params.copies_per_sample: expected an integer >= 1, got "two")");
+        R"(bad.json: params.copies_per_sample: expected an integer >= 0, got "two")");
   CHECK(parse_error(transfer_doc(R"("params": {"copies_per_sample": 1.5})")) ==
-        "bad.json: params.copies_per_sample: expected an integer >= 1, got 1.5");
+        "bad.json: params.copies_per_sample: expected an integer >= 0, got 1.5");
   CHECK(parse_error(transfer_doc(R"("params": {"copies_per_sample": 2000000})")) ==
         "bad.json: params.copies_per_sample: expected an integer <= 1000000, got 2000000");
   CHECK(parse_error(transfer_doc(R"("params": {"memory": "pined"})")) ==
@@ -165,7 +165,7 @@ TEST_CASE("overrides: malformed, unknown keys and bad values", "[scenario][error
   CHECK(override_error({"bytes=0"}) ==
         R"(--set bytes=0: expected a positive size such as "64MiB", got "0")");
   CHECK(override_error({"copies_per_sample=two"}) ==
-        R"(--set copies_per_sample=two: expected an integer >= 1, got "two")");
+        R"(--set copies_per_sample=two: expected an integer >= 0, got "two")");
   CHECK(override_error({"memory=pined"}).ends_with(R"(got "pined" (did you mean "pinned"?))"));
   CHECK(override_error({"sampling.warmpu=1"}) ==
         R"(--set sampling.warmpu=1: unknown sampling key (did you mean "sampling.warmup"?))");

@@ -33,7 +33,7 @@ TEST_CASE("a minimal scenario gets every default, normalised", "[scenario]") {
                          {"memory", "pinned"},
                          {"mode", "non_blocking"},
                          {"bytes", 64_MiB},
-                         {"copies_per_sample", 1},
+                         {"copies_per_sample", 0},
                          {"overlap_compute", 0},
                          {"verify", true}});
   CHECK(s.params["bytes"].is_number_unsigned());
@@ -211,7 +211,7 @@ TEST_CASE("display_params writes sizes and durations as people do", "[scenario]"
   CHECK(shown["bytes"] == "1536KiB");
   CHECK(shown["overlap_compute"] == "1.5ms");
   CHECK(shown["memory"] == "pinned");
-  CHECK(shown["copies_per_sample"] == 1);
+  CHECK(shown["copies_per_sample"] == 0);
   CHECK(display_params("transfer", json{{"bytes", 64_MiB}, {"overlap_compute", 0}}) ==
         json{{"bytes", "64MiB"}, {"overlap_compute", "0"}});
   CHECK(display_params("no-such-kind", s.params) == s.params);

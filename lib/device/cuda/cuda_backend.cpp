@@ -211,6 +211,9 @@ class cuda_gate final : public gate {
   void release() noexcept override {
     if (pool_ != nullptr) pool_->release(index_);
   }
+  [[nodiscard]] bool timed_out() const noexcept override {
+    return pool_ != nullptr && pool_->timed_out(index_);
+  }
   /// The kernel was never launched.
   void abandon() noexcept {
     pool_->abandon(index_);
@@ -284,6 +287,17 @@ class cuda_backend final : public backend {
     if (vm_->usable()) description_["vm_granularity_bytes"] = vm_->granularity();
     setup_async_pool();
     description_["async_alloc"] = pool_ != nullptr;
+    int host_register = 0;
+    PINBENCH_CUDA_CHECK(
+        cudaDeviceGetAttribute(&host_register, cudaDevAttrHostRegisterSupported, device_));
+    host_register_supported_ = host_register != 0;
+    description_["host_register"] = host_register_supported_;
+  }
+
+  [[nodiscard]] std::string host_register_unsupported() const override {
+    if (host_register_supported_) return {};
+    return "cudaDevAttrHostRegisterSupported is 0 on this device: the platform does not let "
+           "cudaHostRegister pin existing memory (common on virtualised or sandboxed machines)";
   }
 
   [[nodiscard]] std::string_view name() const noexcept override { return "cuda"; }
@@ -575,6 +589,7 @@ class cuda_backend final : public backend {
   std::string bus_id_;
   nlohmann::json description_;
   std::shared_ptr<gate_pool> gates_;
+  bool host_register_supported_ = true;
   std::unique_ptr<cuda::virtual_memory> vm_;
   cudaMemPool_t pool_ = nullptr;  // the device's default pool; not owned
   std::string pool_reason_;

@@ -74,6 +74,7 @@ std::size_t gate_pool::count_timeouts_locked() noexcept {
   // A timed-out slot's kernel has exited, so its state word is the host's to rewrite; marking
   // it released makes each timeout count once.
   for (std::size_t i = 0; i < slot_count; ++i) {
+    if (held_[i]) continue;
     std::uint32_t& state = host_words(i)[1];
     if (load(state) == gate_timed_out) {
       ++timeouts_;
@@ -114,6 +115,10 @@ gate_pool::slot gate_pool::acquire() {
 
 void gate_pool::release(std::size_t index) noexcept {
   store(host_words(index)[0], 1);
+}
+
+bool gate_pool::timed_out(std::size_t index) const noexcept {
+  return load(host_words(index)[1]) == gate_timed_out;
 }
 
 void gate_pool::give_back(std::size_t index) noexcept {

@@ -7,13 +7,15 @@
 #include <cstdint>
 #include <mutex>
 
+#include "device/backend.hpp"
+
 namespace pinbench::device::cuda {
 
 class gate_pool {
  public:
   static constexpr std::size_t slot_count = 256;
   /// How long a gate kernel waits for its release before letting the stream go on anyway.
-  static constexpr std::uint64_t kernel_timeout_ns = 10'000'000'000;
+  static constexpr auto kernel_timeout_ns = static_cast<std::uint64_t>(gate_timeout_ns);
 
   /// Allocates the flags (cudaHostAlloc, mapped) on `device`, which must be current.
   /// Throws device_error or pinned_memory_error.
@@ -37,8 +39,11 @@ class gate_pool {
   void give_back(std::size_t index) noexcept;
   /// The kernel was never launched: the slot is free at once.
   void abandon(std::size_t index) noexcept;
-  /// How many gate kernels timed out (not released in time) since the last call.
+  /// How many gate kernels timed out (not released in time) since the last call. Slots still
+  /// held by a gate are left for their owner to read (timed_out) and counted once given back.
   [[nodiscard]] std::size_t take_timeouts() noexcept;
+  /// Whether the kernel on a held slot gave up waiting: read it after the stream passed it.
+  [[nodiscard]] bool timed_out(std::size_t index) const noexcept;
 
  private:
   // Each slot owns a 64-byte line: word 0 = release flag (host writes), word 1 = state.

@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -61,7 +62,17 @@ void gate_state::release() noexcept {
 
 void gate_state::wait() {
   std::unique_lock lock(mutex_);
-  released_cv_.wait(lock, [&] { return released_; });
+  if (timeout_ns_ == 0) {  // the fault switch: behave as a gate kernel that was never released
+    timed_out_ = true;
+    return;
+  }
+  if (!released_cv_.wait_for(lock, std::chrono::nanoseconds(timeout_ns_), [&] { return released_; }))
+    timed_out_ = true;
+}
+
+bool gate_state::timed_out() const noexcept {
+  std::lock_guard lock(mutex_);
+  return timed_out_;
 }
 
 // ---- op ---------------------------------------------------------------------------------------

@@ -43,16 +43,23 @@ class event_state {
   std::int64_t timestamp_ns_ = 0;
 };
 
-/// The flag a gate operation blocks on.
+/// The flag a gate operation blocks on, for at most `timeout_ns` (as a CUDA gate kernel does).
+/// A timeout of 0 is the gate-timeouts fault switch: the stream goes on at once and the gate
+/// counts as timed out whether or not it was released, as a gate kernel that missed it would.
 class gate_state {
  public:
+  explicit gate_state(std::int64_t timeout_ns) noexcept : timeout_ns_(timeout_ns) {}
   void release() noexcept;
   void wait();
+  /// True once wait() gave up before a release.
+  [[nodiscard]] bool timed_out() const noexcept;
 
  private:
-  std::mutex mutex_;
+  const std::int64_t timeout_ns_;
+  mutable std::mutex mutex_;
   std::condition_variable released_cv_;
   bool released_ = false;
+  bool timed_out_ = false;
 };
 
 /// One queued device operation. A plain record: no allocation beyond the queue's own storage.

@@ -1,6 +1,7 @@
 #include "device/host/host_backend.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -237,6 +238,7 @@ class host_gate final : public gate {
   host_gate(const host_gate&) = delete;
   host_gate& operator=(const host_gate&) = delete;
   void release() noexcept override { state_->release(); }
+  [[nodiscard]] bool timed_out() const noexcept override { return state_->timed_out(); }
 
  private:
   std::shared_ptr<gate_state> state_;
@@ -263,6 +265,12 @@ class host_backend final : public backend {
   ~host_backend() override { core_->synchronize_all(); }
 
   [[nodiscard]] std::string_view name() const noexcept override { return "host"; }
+
+  [[nodiscard]] std::string host_register_unsupported() const override {
+    if (!core_->options().host_no_register) return {};
+    return "host registration refused by the fault switch (run --host-fault no-host-register), "
+           "as a device whose cudaDevAttrHostRegisterSupported is 0 does";
+  }
 
   [[nodiscard]] nlohmann::json describe() const override {
     const std::size_t capacity = core_->capacity_bytes();
@@ -377,7 +385,7 @@ class host_backend final : public backend {
 
   [[nodiscard]] std::unique_ptr<gate> launch_gate(stream& s) override {
     engine& q = engine_of(s);
-    auto state = std::make_shared<gate_state>();
+    auto state = std::make_shared<gate_state>(next_gate_timeout_ns());
     auto handle = std::make_unique<host_gate>(state);
     q.enqueue(op::hold(std::move(state)));
     return handle;
@@ -477,8 +485,15 @@ class host_backend final : public backend {
     }
   }
 
+  // The fault switch host_gate_timeouts: the first N gates let their stream go at once.
+  std::int64_t next_gate_timeout_ns() {
+    const std::size_t n = gates_launched_.fetch_add(1, std::memory_order_relaxed);
+    return n < core_->options().host_gate_timeouts ? 0 : gate_timeout_ns;
+  }
+
   std::shared_ptr<device_core> core_;
   staging_ring staging_;
+  std::atomic<std::size_t> gates_launched_{0};
 };
 
 }  // namespace
