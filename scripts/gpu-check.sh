@@ -1,276 +1,209 @@
 #!/usr/bin/env bash
-# Checks pinbench on a machine with an NVIDIA GPU, from the repository root, using a build/ made
-# elsewhere (this machine need not have the -dev packages, so nothing is rebuilt here):
-#   1. environment (nvidia-smi -q, pinbench info)   2. the [gpu] test suite (JUnit + console)
-#   3. pinbench's transfer, allocator and loader scenarios on --backend cuda
-#   4. the PyTorch transfer and DataLoader peers, when torch has CUDA
-# Everything lands in ${OUT:-out/gpu-check} (at most 12 files). Each part runs under a timeout
-# and a failing part does not stop the others; the exit code says whether all passed
-# (0 all passed, 1 something failed, 2 no build to check).
+# Checks pinbench on a machine with an NVIDIA GPU in one command that fits the lent device:
+# at most 420 s of wall time (GPU_CHECK_BUDGET, default 400 s of steps plus the summary) and at
+# most 6 files in $OUT, none in a subfolder. It uses a build/ made elsewhere (the gpu-carry
+# preset: Release, CUDA, stripped, needing only the C and C++ runtimes); nothing is built here.
 #
-# Environment: OUT (output folder), BUILD (default build), GPU_CHECK_SANITIZER=1 to also run the
-# GPU tests under compute-sanitizer (memcheck with leak check; slower).
-set -euo pipefail
+#   scripts/gpu-check.sh              on the GPU machine: --backend cuda, GPU tests, torch peers
+#   scripts/gpu-check.sh --rehearse   the very same steps on the host backend (GPU tests report
+#                                     skipped, torch peers skip without torch): proves the flow,
+#                                     the budgets and the file count anywhere
+#
+# Steps, each under its own budget (SIGINT at the budget: pinbench keeps what it measured):
+#   env 15 s | GPU tests 90 | transfer 75 | allocator 45 | loader 60 | loader-peer pinned 15 |
+#   torch transfer peer 55 | torch DataLoader peer 35        (then the summary, ~5 s)
+# A failing step does not stop the others.
+#
+# Files in $OUT (default out/gpu-check):
+#   summary.md     environment, step table, and the side-by-side tables (pinbench | torch)
+#   env.txt        nvidia-smi -q, pinbench info, ldd, the carried binaries' needs
+#   gpu-tests.xml  the [gpu] suite, one run, JUnit (the summary has its tally and failures)
+#   pinbench.json  every pinbench run of the check, one pinbench.result/1 document
+#   torch.json     both PyTorch peers, one pinbench.result/1 document (absent without torch)
+#   log.txt        every step's console output
+#
+# Exit: 0 every step passed (or was skipped with a reason), 1 a step failed, 2 no build.
+# Environment: OUT, BUILD (default build), GPU_CHECK_BUDGET (seconds for the steps).
+set -uo pipefail
 
-OUT="${OUT:-out/gpu-check}"
-BUILD="${BUILD:-build}"
+mode=device
+case "${1:-}" in
+  "") ;;
+  --rehearse) mode=rehearse ;;
+  -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  *) echo "gpu-check: unknown argument \"$1\" (expected --rehearse or nothing)" >&2; exit 2 ;;
+esac
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# OUT and BUILD are taken from where the script was started; the steps then run from the root.
+OUT=$(realpath -m "${OUT:-out/gpu-check}")
+BUILD=$(realpath -m "${BUILD:-build}")
+cd "$root" || exit 2
 PINBENCH="$BUILD/app/pinbench"
 GPU_TESTS="$BUILD/tests/pinbench_gpu_tests"
-SCENARIOS=(transfer-size transfer-modes transfer-overlap transfer-pin-on-the-fly)
-
-started=$SECONDS
-step() { printf 'gpu-check: [%3ds] %s\n' "$((SECONDS - started))" "$*"; }
+budget_total="${GPU_CHECK_BUDGET:-400}"
+backend=cuda
+[[ $mode == rehearse ]] && backend=host
 
 if [[ ! -x "$PINBENCH" ]]; then
-  echo "gpu-check: $PINBENCH is missing: build pinbench first (see scripts/gpu-check.sh header)" >&2
+  echo "gpu-check: $PINBENCH is missing: build with 'cmake --preset gpu-carry && cmake --build --preset gpu-carry' first" >&2
   exit 2
 fi
 mkdir -p "$OUT"
-runs_log="$OUT/runs.log"
-: >"$runs_log"
+# Only this script's files: an old run's leftovers would count against the 6 that come back.
+rm -f "$OUT"/summary.md "$OUT"/env.txt "$OUT"/gpu-tests.xml "$OUT"/pinbench.json \
+      "$OUT"/torch.json "$OUT"/log.txt
+work=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+log="$OUT/log.txt"
+steps="$work/steps.tsv"
+: >"$log"
+: >"$steps"
 
-# ---- 1. environment ---------------------------------------------------------------------------
-step "environment -> $OUT/env.txt, $OUT/pinbench-info.json"
-{
+started=$SECONDS
+deadline=$((started + budget_total))
+failed=0
+say() { printf 'gpu-check: [%3ds] %s\n' "$((SECONDS - started))" "$*" | tee -a "$log" >&2; }
+
+# run_step NAME BUDGET CMD...: runs CMD under min(BUDGET, time left), SIGINT at the limit and
+# SIGKILL 5 s later; output to log.txt; one row in the step table. Exit 77 means skipped.
+last_rc=0
+run_step() {
+  local name=$1 budget=$2
+  shift 2
+  local left=$((deadline - SECONDS)) limit t0 rc status
+  limit=$((budget < left ? budget : left))
+  if ((limit < 3)); then
+    say "$name: skipped, the check's time is used up"
+    printf '%s\tskipped: no time left\t0\t%s\n' "$name" "$budget" >>"$steps"
+    last_rc=77
+    return
+  fi
+  say "$name (budget ${limit} s)"
+  t0=$SECONDS
+  {
+    echo "==== $name: $* ===="
+    timeout -s INT -k 5 "$limit" "$@" 2>&1
+  } >>"$log"
+  rc=$?
+  case $rc in
+    0) status=passed ;;
+    77) status="skipped: $(grep -m1 -o 'skipped: .*' "$work/$name.why" 2>/dev/null | cut -c10- || true)" ;;
+    124 | 137) status="budget reached: partial result kept" ;;
+    *) status="FAILED (exit $rc)"; failed=1 ;;
+  esac
+  [[ $status == "skipped: " ]] && status="skipped"
+  say "$name: $status ($((SECONDS - t0)) s)"
+  printf '%s\t%s\t%s\t%s\n' "$name" "$status" "$((SECONDS - t0))" "$budget" >>"$steps"
+  last_rc=$rc
+}
+
+# ---- 1. environment -------------------------------------------------------------------------------
+environment() {
   echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "# mode: $mode (backend $backend)"
   echo "# uname: $(uname -a)"
-  echo "# git: $(git describe --always --dirty 2>/dev/null || echo unknown)"
-  echo "# ldd $PINBENCH:"
-  ldd "$PINBENCH" 2>&1 || true
-  echo "# nvidia-smi -q:"
-  timeout 30 nvidia-smi -q 2>&1 || echo "(nvidia-smi failed or is missing: exit $?)"
-} >"$OUT/env.txt"
-info_status=ok
-if ! timeout 30 "$PINBENCH" info --format json >"$OUT/pinbench-info.json" 2>>"$runs_log"; then
-  info_status="failed"
-  step "pinbench info failed (tolerated; see runs.log)"
-fi
-
-# ---- 2. GPU tests -------------------------------------------------------------------------------
-tests_status=missing
-if [[ -x "$GPU_TESTS" ]]; then
-  step "GPU tests (JUnit) -> $OUT/gpu-tests.xml"
-  junit_rc=0
-  timeout 120 "$GPU_TESTS" --reporter junit --out "$OUT/gpu-tests.xml" >/dev/null 2>&1 || junit_rc=$?
-  step "GPU tests (console) -> $OUT/gpu-tests.log"
-  console_rc=0
-  timeout 120 "$GPU_TESTS" --durations yes >"$OUT/gpu-tests.log" 2>&1 || console_rc=$?
-  case "$console_rc" in
-    0) tests_status=passed ;;
-    77) tests_status="skipped (no usable CUDA device)" ;;
-    124) tests_status="timed out" ;;
-    *) tests_status="FAILED (exit $console_rc)" ;;
-  esac
-  [[ "$junit_rc" == "$console_rc" ]] || tests_status+=" (JUnit run: exit $junit_rc)"
-  if [[ "${GPU_CHECK_SANITIZER:-0}" == 1 ]]; then
-    if command -v compute-sanitizer >/dev/null 2>&1; then
-      step "GPU tests under compute-sanitizer (memcheck, leak check) -> appended to gpu-tests.log"
-      san_rc=0
-      {
-        echo
-        echo "==== compute-sanitizer --tool memcheck --leak-check full ===="
-        timeout 300 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 99 \
-          "$GPU_TESTS" "~*overlap*" 2>&1
-      } >>"$OUT/gpu-tests.log" || san_rc=$?
-      tests_status+="; sanitizer: $([[ $san_rc == 0 ]] && echo clean || echo "exit $san_rc")"
-    else
-      tests_status+="; sanitizer: compute-sanitizer not found"
-    fi
-  fi
-  step "GPU tests: $tests_status"
-else
-  step "$GPU_TESTS is missing: GPU tests not run"
-fi
-
-# ---- 3. pinbench transfer scenarios on cuda ------------------------------------------------------
-run_status="not run"
-listing=""
-if listing=$(timeout 30 "$PINBENCH" list 2>>"$runs_log"); then
-  chosen=()
-  for s in "${SCENARIOS[@]}"; do
-    if grep -Eq "(^|[^A-Za-z0-9_-])${s}([^A-Za-z0-9_-]|\$)" <<<"$listing"; then chosen+=("builtin:$s"); fi
+  echo "# git: $(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)"
+  for bin in "$PINBENCH" "$GPU_TESTS"; do
+    [[ -x $bin ]] || continue
+    echo "# $bin needs:"
+    "$root/scripts/check-portable.sh" "$bin" 2>&1 || true
+    echo "# ldd $bin:"
+    ldd "$bin" 2>&1 || true
   done
+  echo "# pinbench info:"
+  "$PINBENCH" info 2>&1 || echo "(pinbench info failed: exit $?)"
+  echo "# nvidia-smi -q:"
+  timeout 10 nvidia-smi -q 2>&1 || echo "(nvidia-smi failed or is missing: exit $?)"
+}
+run_step env 15 bash -c "$(declare -f environment); PINBENCH='$PINBENCH' GPU_TESTS='$GPU_TESTS' \
+  root='$root' mode=$mode backend=$backend environment >'$OUT/env.txt'"
+
+# ---- 2. GPU tests: one run, JUnit ----------------------------------------------------------------
+gpu_tests() {
+  if [[ ! -x "$GPU_TESTS" ]]; then
+    echo "skipped: $GPU_TESTS is missing" | tee "$work/gpu-tests.why"
+    return 77
+  fi
+  local rc=0
+  "$GPU_TESTS" --reporter junit --out "$OUT/gpu-tests.xml" || rc=$?
+  if [[ $rc == 77 ]]; then
+    echo "skipped: no usable CUDA device (the [gpu] tests count as skipped, never passed)" \
+      | tee "$work/gpu-tests.why"
+    rm -f "$OUT/gpu-tests.xml"
+  fi
+  return "$rc"
+}
+run_step gpu-tests 90 bash -c "$(declare -f gpu_tests); GPU_TESTS='$GPU_TESTS' OUT='$OUT' \
+  work='$work' gpu_tests"
+
+# ---- 3. pinbench on the device ---------------------------------------------------------------------
+# Quick sampling: the device is fast and its time is scarce; every sample is still kept.
+transfer_sampling=(--set sampling.warmup=2 --set sampling.min_samples=5 --set sampling.max_samples=40
+                   --set sampling.min_time=20ms --set sampling.timeout=500ms)
+allocator_sampling=(--set sampling.min_samples=3 --set sampling.max_samples=5 --set sampling.timeout=2s)
+loader_sampling=(--set sampling.warmup=1 --set sampling.min_samples=2 --set sampling.max_samples=3
+                 --set sampling.timeout=1s)
+listing=$("$PINBENCH" list 2>>"$log")
+builtins() { grep -Eo "builtin:$1-[A-Za-z0-9_-]+" <<<"$listing" | tr '\n' ' '; }
+
+# shellcheck disable=SC2046  # one word per scenario
+run_step transfer 75 "$PINBENCH" run --backend "$backend" $(builtins transfer) \
+  "${transfer_sampling[@]}" --out "$work/transfer.json"
+# shellcheck disable=SC2046
+run_step allocator 45 "$PINBENCH" run --backend "$backend" $(builtins allocator) \
+  "${allocator_sampling[@]}" --out "$work/allocator.json"
+# shellcheck disable=SC2046
+run_step loader 60 "$PINBENCH" run --backend "$backend" $(builtins loader) \
+  "${loader_sampling[@]}" --out "$work/loader.json"
+# loader-peer again with pin_memory on, as the torch DataLoader peer runs on a CUDA device.
+run_step loader-peer-pinned 15 "$PINBENCH" run --backend "$backend" builtin:loader-peer \
+  --set pin_memory=true "${loader_sampling[@]}" --out "$work/loader-peer-pinned.json"
+
+# ---- 4. the PyTorch peers, in the same session ---------------------------------------------------
+torch_peer() {
+  local script=$1
+  shift
+  if [[ $mode == rehearse ]]; then
+    echo "skipped: rehearsal (the peers measure a CUDA device only)" | tee "$work/$script.why"
+    return 77
+  fi
+  if ! command -v python3 >/dev/null || ! timeout 30 python3 -c \
+    'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+    echo "skipped: python3 cannot import torch with CUDA" | tee "$work/$script.why"
+    return 77
+  fi
+  PYTHONUNBUFFERED=1 python3 "scripts/peer/$script.py" "$@"
+}
+run_step torch_transfer 55 bash -c "$(declare -f torch_peer); mode=$mode work='$work' \
+  torch_peer torch_transfer --budget 40 --out '$work/torch-transfer.json'"
+run_step torch_dataloader 35 bash -c "$(declare -f torch_peer); mode=$mode work='$work' \
+  torch_peer torch_dataloader --device cuda --pin-memory --quick --out '$work/torch-dataloader.json'"
+
+# ---- 5. the files that come back -------------------------------------------------------------------
+if command -v python3 >/dev/null; then
+  report="$root/scripts/gpu_check_report.py"
+  python3 "$report" merge "$OUT/pinbench.json" "$work/transfer.json" "$work/allocator.json" \
+    "$work/loader.json" "$work/loader-peer-pinned.json" 2>>"$log" || failed=1
+  if [[ -f "$work/torch-transfer.json" || -f "$work/torch-dataloader.json" ]]; then
+    python3 "$report" merge "$OUT/torch.json" "$work/torch-transfer.json" \
+      "$work/torch-dataloader.json" 2>>"$log" || true
+  fi
+  rehearse_flag=()
+  [[ $mode == rehearse ]] && rehearse_flag=(--rehearse)
+  python3 "$report" summary "$OUT/summary.md" --steps "$steps" --pinbench "$OUT/pinbench.json" \
+    --torch "$OUT/torch.json" --junit "$OUT/gpu-tests.xml" "${rehearse_flag[@]}" 2>>"$log" \
+    || failed=1
 else
-  step "pinbench list failed; trying every transfer scenario"
-  chosen=()
-  for s in "${SCENARIOS[@]}"; do chosen+=("builtin:$s"); done
+  # No python3: keep the transfer result, and the step table as the summary.
+  cp "$work/transfer.json" "$OUT/pinbench.json" 2>/dev/null || true
+  { echo "# gpu-check summary (no python3: no tables)"; echo; cat "$steps"; } >"$OUT/summary.md"
 fi
-if ((${#chosen[@]} > 0)); then
-  step "pinbench run ${chosen[*]} --backend cuda -> $OUT/transfer-cuda.json"
-  run_rc=0
-  {
-    echo "==== pinbench run ${chosen[*]} --backend cuda ===="
-    timeout 240 "$PINBENCH" run "${chosen[@]}" --backend cuda --out "$OUT/transfer-cuda.json" 2>&1
-  } >>"$runs_log" || run_rc=$?
-  case "$run_rc" in
-    0) run_status="ok (${#chosen[@]} scenarios)" ;;
-    124) run_status="timed out" ;;
-    *) run_status="FAILED (exit $run_rc)" ;;
-  esac
-else
-  run_status="skipped: pinbench list shows none of ${SCENARIOS[*]}"
+
+files=$(find "$OUT" -mindepth 1 | wc -l)
+say "done in $((SECONDS - started)) s: $files file(s) in $OUT$([[ $mode == rehearse ]] && echo ' (rehearsal: host figures only)')"
+if ((files > 6)); then
+  say "more than 6 files in $OUT: the device returns at most 8, and the check promises 6"
+  failed=1
 fi
-step "pinbench run: $run_status"
-
-# ---- 3b. pinbench allocator scenarios on cuda ------------------------------------------------------
-alloc_status="not run"
-alloc_chosen=()
-if [[ -n "$listing" ]]; then
-  while read -r name; do alloc_chosen+=("$name"); done < <(grep -Eo 'builtin:allocator-[A-Za-z0-9_-]+' <<<"$listing")
-fi
-if ((${#alloc_chosen[@]} > 0)); then
-  step "pinbench run ${alloc_chosen[*]} --backend cuda -> $OUT/allocator-cuda.json"
-  alloc_rc=0
-  {
-    echo "==== pinbench run ${alloc_chosen[*]} --backend cuda ===="
-    timeout 180 "$PINBENCH" run "${alloc_chosen[@]}" --backend cuda --out "$OUT/allocator-cuda.json" 2>&1
-  } >>"$runs_log" || alloc_rc=$?
-  case "$alloc_rc" in
-    0) alloc_status="ok (${#alloc_chosen[@]} scenarios)" ;;
-    124) alloc_status="timed out" ;;
-    *) alloc_status="FAILED (exit $alloc_rc)" ;;
-  esac
-fi
-step "pinbench allocator run: $alloc_status"
-
-# ---- 3c. pinbench loader scenarios on cuda ---------------------------------------------------------
-# Every built-in loader scenario, then loader-peer again with pin_memory on, as the torch peer
-# runs it on a CUDA device (the built-in keeps it off so that a CPU build of torch can match it).
-loader_status="not run"
-loader_chosen=()
-if [[ -n "$listing" ]]; then
-  while read -r name; do loader_chosen+=("$name"); done < <(grep -Eo 'builtin:loader-[A-Za-z0-9_-]+' <<<"$listing")
-fi
-if ((${#loader_chosen[@]} > 0)); then
-  step "pinbench run ${loader_chosen[*]} --backend cuda -> $OUT/loader-cuda.json"
-  loader_rc=0
-  {
-    echo "==== pinbench run ${loader_chosen[*]} --backend cuda ===="
-    timeout 150 "$PINBENCH" run "${loader_chosen[@]}" --backend cuda --out "$OUT/loader-cuda.json" 2>&1
-    echo "==== pinbench run builtin:loader-peer --backend cuda --set pin_memory=true ===="
-    timeout 90 "$PINBENCH" run builtin:loader-peer --backend cuda --set pin_memory=true \
-      --out "$OUT/loader-peer-cuda.json" 2>&1
-  } >>"$runs_log" || loader_rc=$?
-  case "$loader_rc" in
-    0) loader_status="ok (${#loader_chosen[@]} scenarios + loader-peer pinned)" ;;
-    124) loader_status="timed out" ;;
-    *) loader_status="FAILED (exit $loader_rc)" ;;
-  esac
-fi
-step "pinbench loader run: $loader_status"
-
-# ---- 4. the PyTorch peers --------------------------------------------------------------------------
-torch_status="skipped: python3 not found"
-if command -v python3 >/dev/null 2>&1; then
-  if timeout 60 python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' \
-    >/dev/null 2>&1; then
-    step "torch peer -> $OUT/torch-transfer.json"
-    torch_rc=0
-    {
-      echo "==== python3 scripts/peer/torch_transfer.py ===="
-      PYTHONUNBUFFERED=1 timeout 180 python3 scripts/peer/torch_transfer.py \
-        --out "$OUT/torch-transfer.json" 2>&1
-    } >>"$runs_log" || torch_rc=$?
-    case "$torch_rc" in
-      0) torch_status=ok ;;
-      124) torch_status="timed out" ;;
-      *) torch_status="FAILED (exit $torch_rc)" ;;
-    esac
-    step "torch DataLoader peer -> $OUT/torch-dataloader.json"
-    loader_peer_rc=0
-    {
-      echo "==== python3 scripts/peer/torch_dataloader.py --device cuda --pin-memory ===="
-      PYTHONUNBUFFERED=1 timeout 120 python3 scripts/peer/torch_dataloader.py --device cuda \
-        --pin-memory --out "$OUT/torch-dataloader.json" 2>&1
-    } >>"$runs_log" || loader_peer_rc=$?
-    [[ "$loader_peer_rc" == 0 ]] || torch_status+="; DataLoader peer FAILED (exit $loader_peer_rc)"
-  else
-    torch_status="skipped: python3 cannot import torch with CUDA"
-  fi
-fi
-step "torch peer: $torch_status"
-
-# ---- summary ------------------------------------------------------------------------------------
-{
-  echo "gpu-check summary ($(date -u +%Y-%m-%dT%H:%M:%SZ), $((SECONDS - started)) s)"
-  echo "  device:        $(timeout 10 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 || echo unknown)"
-  echo "  pinbench info: $info_status"
-  echo "  GPU tests:     $tests_status"
-  if [[ -f "$OUT/gpu-tests.xml" ]]; then
-    echo "                 $(grep -o '<testsuite [^>]*' "$OUT/gpu-tests.xml" | grep -Eo '(tests|failures|errors)="[0-9]+"' | tr '\n' ' ')"
-  fi
-  echo "  pinbench run:  $run_status"
-  echo "  allocator run: $alloc_status"
-  echo "  loader run:    $loader_status"
-  echo "  torch peer:    $torch_status"
-  # Median bandwidth side by side, where both tools measured the same copy.
-  if command -v python3 >/dev/null 2>&1 && [[ -f "$OUT/transfer-cuda.json" || -f "$OUT/torch-transfer.json" ]]; then
-    timeout 30 python3 - "$OUT/transfer-cuda.json" "$OUT/torch-transfer.json" <<'PY' || true
-import json, sys
-
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-def medians(doc, mode_default):
-    out = {}
-    for s in (doc or {}).get("scenarios", []):
-        for c in s.get("cases", []):
-            p = c.get("params", {})
-            bw = c.get("metrics", {}).get("bandwidth", {}).get("summary", {}).get("median")
-            if bw is None or c.get("status") != "ok":
-                continue
-            key = (p.get("direction", "h2d"), p.get("memory"), p.get("mode", mode_default), str(p.get("bytes")))
-            out.setdefault(key, bw)
-    return out
-
-pb = medians(load(sys.argv[1]), "non_blocking")
-th = medians(load(sys.argv[2]), "non_blocking")
-keys = sorted(set(pb) | set(th), key=lambda k: (k[0], str(k[1]), k[2], k[3]))
-if keys:
-    print("  median bandwidth, GB/s (pinbench | torch):")
-    for k in keys:
-        a = f"{pb[k]:8.2f}" if k in pb else "       -"
-        b = f"{th[k]:8.2f}" if k in th else "       -"
-        print(f"    {k[0]:3} {str(k[1]):14} {k[2]:12} {k[3]:>7}  {a} | {b}")
-PY
-  fi
-  # The DataLoader side by side: samples/s per case id, pinbench's loader-peer vs torch's.
-  if command -v python3 >/dev/null 2>&1 && [[ -f "$OUT/loader-peer-cuda.json" || -f "$OUT/torch-dataloader.json" ]]; then
-    timeout 30 python3 - "$OUT/loader-peer-cuda.json" "$OUT/torch-dataloader.json" <<'PY' || true
-import json, sys
-
-def rates(path):
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, ValueError):
-        return {}
-    out = {}
-    for s in doc.get("scenarios", []):
-        for c in s.get("cases", []):
-            m = c.get("metrics", {}).get("samples_per_s", {}).get("summary", {}).get("median")
-            if m is not None and c.get("status") == "ok":
-                out[c.get("id")] = m
-    return out
-
-pb, th = rates(sys.argv[1]), rates(sys.argv[2])
-if pb or th:
-    print("  loader samples/s, median (pinbench | torch DataLoader):")
-    for k in sorted(set(pb) | set(th)):
-        a = f"{pb[k]:10.0f}" if k in pb else "         -"
-        b = f"{th[k]:10.0f}" if k in th else "         -"
-        print(f"    {k:45} {a} | {b}")
-PY
-  fi
-} | tee "$OUT/summary.txt"
-
-case "$tests_status" in passed*) ;; *) exit 1 ;; esac
-case "$run_status" in ok*) ;; *) exit 1 ;; esac
-case "$alloc_status" in ok* | "not run") ;; *) exit 1 ;; esac
-case "$loader_status" in ok* | "not run") ;; *) exit 1 ;; esac
-case "$torch_status" in ok | skipped*) ;; *) exit 1 ;; esac
-exit 0
+exit "$failed"

@@ -3,7 +3,10 @@
 # Idempotent: a second call installs nothing and rebuilds only what changed.
 # Environment: PINBENCH_SETUP_ONLY_PACKAGES=1 (install, then stop), PINBENCH_EXTRA_PACKAGES,
 #              BUILD_DIR (default build), PINBENCH_CUDA (AUTO|ON|OFF, default AUTO),
-#              CMAKE_BUILD_TYPE (default RelWithDebInfo), JOBS (default: all cores).
+#              CMAKE_BUILD_TYPE (default Release), PINBENCH_PORTABLE (default ON),
+#              JOBS (default: all cores).
+# The defaults are the default preset's, and with nvcc present the gpu-carry preset's: the suite
+# that test.sh runs tests the very binaries that are carried to a GPU machine.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -13,7 +16,7 @@ JOBS=${JOBS:-$(nproc)}
 need_pkgs=()
 # PINBENCH_EXTRA_PACKAGES: more packages for scripts that need them (fuzz.sh: clang).
 # shellcheck disable=SC2086
-for pkg in cmake g++ make libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev catch2 \
+for pkg in cmake g++ make binutils libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev catch2 \
            ${PINBENCH_EXTRA_PACKAGES:-}; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_pkgs+=("$pkg")
 done
@@ -30,7 +33,8 @@ fi
 
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$BUILD_DIR" \
-    -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" \
-    -DPINBENCH_CUDA="${PINBENCH_CUDA:-AUTO}" >&2
+    -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-Release}" \
+    -DPINBENCH_CUDA="${PINBENCH_CUDA:-AUTO}" \
+    -DPINBENCH_PORTABLE="${PINBENCH_PORTABLE:-ON}" >&2
 fi
 cmake --build "$BUILD_DIR" -j "$JOBS" >&2

@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""The two pieces of scripts/gpu-check.sh that want more than shell: merging result files and
+writing summary.md.
+
+  gpu_check_report.py merge OUT IN...     one pinbench.result/1 document from several (the first
+                                          one's head and environment, every scenario of each;
+                                          missing or unreadable inputs are left out and named)
+  gpu_check_report.py summary OUT --steps STEPS.tsv --pinbench PB.json --torch TORCH.json
+                          [--env ENV.txt] [--junit TESTS.xml] [--rehearse]
+
+Standard library only: the GPU machine has python3 (PyTorch's) but none of our packages.
+Every figure in the summary is read from the result files, with its backend beside it.
+"""
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+
+def load(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        return doc if isinstance(doc, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def write_atomic(path, text):
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".gpu-check-", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+# ---- merge ---------------------------------------------------------------------------------
+
+def merge(out, inputs):
+    merged, commands, missing = None, [], []
+    for path in inputs:
+        doc = load(path)
+        if doc is None:
+            missing.append(os.path.basename(path))
+            continue
+        if merged is None:
+            merged = dict(doc)
+            merged["scenarios"] = []
+        merged["scenarios"].extend(doc.get("scenarios", []))
+        merged["interrupted"] = bool(merged.get("interrupted")) or bool(doc.get("interrupted"))
+        if doc.get("command_line"):
+            commands.append(doc["command_line"])
+        # Warnings of every run, each once: they say how the figures were taken.
+        env, other = merged.setdefault("environment", {}), doc.get("environment", {})
+        warnings = env.setdefault("warnings", [])
+        for w in other.get("warnings", []):
+            if w not in warnings:
+                warnings.append(w)
+    if merged is None:
+        print(f"gpu_check_report: merge: no readable input among {', '.join(inputs)}",
+              file=sys.stderr)
+        return 1
+    merged["command_line"] = " ; ".join(commands)
+    write_atomic(out, json.dumps(merged, indent=2) + "\n")
+    if missing:
+        print(f"gpu_check_report: merge: left out (missing or unreadable): {', '.join(missing)}",
+              file=sys.stderr)
+    return 0
+
+
+# ---- summary -------------------------------------------------------------------------------
+
+def cases(doc, scenario=None):
+    for s in (doc or {}).get("scenarios", []):
+        if scenario is None or s.get("name") == scenario:
+            for c in s.get("cases", []):
+                yield s, c
+
+
+def median(case, name):
+    m = case.get("metrics", {}).get(name)
+    if not m or case.get("status") != "ok":
+        return None
+    return m.get("summary", {}).get("median")
+
+
+def fmt(value, digits=2, scale=1.0):
+    return "-" if value is None else f"{value * scale:.{digits}f}"
+
+
+def table(headers, rows):
+    if not rows:
+        return "_(no data)_\n"
+    out = "| " + " | ".join(headers) + " |\n|" + "|".join("---" for _ in headers) + "|\n"
+    for r in rows:
+        out += "| " + " | ".join(str(x).replace("|", "\\|") for x in r) + " |\n"
+    return out
+
+
+def backend_of(doc):
+    return (doc or {}).get("environment", {}).get("backend", "?")
+
+
+def transfer_key(case, mode_default="non_blocking"):
+    p = case.get("params", {})
+    return (p.get("direction", "h2d"), p.get("memory", "pinned"), p.get("mode", mode_default),
+            str(p.get("bytes")))
+
+
+def size_order(text):
+    units = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+    for u, f in units.items():
+        if text.endswith(u) and text[:-len(u)].isdigit():
+            return int(text[:-len(u)]) * f
+    return int(text) if text.isdigit() else 0
+
+
+def bandwidth_section(pb, th):
+    ours = {transfer_key(c): c for _, c in cases(pb, "transfer-size")}
+    theirs = {transfer_key(c): c for _, c in cases(th)}
+    keys = sorted(set(ours) | {k for k in theirs if k[2] == "non_blocking"},
+                  key=lambda k: (k[0], k[1], k[2], size_order(k[3])))
+    rows = []
+    for k in keys:
+        a, b = ours.get(k), theirs.get(k)
+        bw_a = median(a, "bandwidth") if a else None
+        bw_b = median(b, "bandwidth") if b else None
+        ratio = f"{bw_a / bw_b:.2f}" if bw_a and bw_b else "-"
+        batch = (a or {}).get("info", {}).get("copies_per_sample", "-")
+        rows.append([k[0], k[1], k[2], k[3], fmt(bw_a), fmt(bw_b), ratio, batch,
+                     (a or {}).get("info", {}).get("timing", (a or {}).get("message", "-"))])
+    return ("### Bandwidth by size, GB/s (median): pinbench `transfer-size` | torch peer\n\n"
+            f"pinbench backend: {backend_of(pb)}; torch backend: {backend_of(th) if th else 'not run'}\n\n"
+            + table(["dir", "memory", "mode", "bytes", "pinbench", "torch", "ratio",
+                     "copies/sample", "pinbench timing"], rows))
+
+
+def host_call_section(pb):
+    rows = []
+    for s, c in cases(pb):
+        if s.get("kind") != "transfer" or s.get("name") not in ("transfer-modes", "transfer-size"):
+            continue
+        p = c.get("params", {})
+        if p.get("mode", "non_blocking") != "non_blocking":
+            continue
+        if s.get("name") == "transfer-size" and str(p.get("bytes")) != "256MiB":
+            continue
+        rows.append([s["name"], p.get("direction", "h2d"), p.get("memory"), p.get("bytes"),
+                     fmt(median(c, "host_call_time"), 1, 1e-3), fmt(median(c, "copy_time"), 1, 1e-3)])
+    return ("### How long `non_blocking` holds the caller, per memory kind (median, us)\n\n"
+            f"backend: {backend_of(pb)}\n\n"
+            + table(["scenario", "dir", "memory", "bytes", "host_call_time us", "copy_time us"],
+                    rows))
+
+
+def allocator_section(pb):
+    rows = []
+    for s, c in cases(pb):
+        if s.get("kind") != "allocator":
+            continue
+        if c.get("status") != "ok":
+            rows.append([s["name"], c.get("id") or "(default)", c.get("status"), "-", "-", "-",
+                         "-"])
+            continue
+        rows.append([s["name"], c.get("id") or "(default)", "ok",
+                     fmt(median(c, "alloc_latency"), 0), fmt(median(c, "free_latency"), 0),
+                     fmt(median(c, "num_device_alloc"), 0), fmt(median(c, "num_ooms"), 0)])
+    return ("### Allocator: caching vs raw cudaMalloc (median per call, ns)\n\n"
+            f"backend: {backend_of(pb)}\n\n"
+            + table(["scenario", "case", "status", "alloc ns", "free ns", "device allocs",
+                     "OOMs"], rows))
+
+
+def loader_section(pb, th):
+    rows = []
+    for s, c in cases(pb):
+        if s.get("kind") != "loader" or s.get("name") == "loader-peer":
+            continue
+        rows.append([s["name"], c.get("id") or "(default)", c.get("status"),
+                     fmt(median(c, "gpu_busy"), 2), fmt(median(c, "samples_per_s"), 0)])
+    out = ("### Loader built-ins: share of time the device was busy (median)\n\n"
+           f"backend: {backend_of(pb)}\n\n"
+           + table(["scenario", "case", "status", "gpu_busy", "samples/s"], rows))
+    # gpu-check runs loader-peer twice: as built (pin_memory off) and with pin_memory on, as
+    # the torch peer runs on a CUDA device; the pinned one is compared.
+    ours = {c.get("id"): c for _, c in cases(pb, "loader-peer")
+            if c.get("params", {}).get("pin_memory") is True}
+    theirs = {c.get("id"): c for s, c in cases(th) if s.get("kind") == "loader"}
+    peer_rows = []
+    for k in sorted(set(ours) | set(theirs)):
+        a, b = median(ours.get(k, {}), "samples_per_s"), median(theirs.get(k, {}), "samples_per_s")
+        peer_rows.append([k, fmt(a, 0), fmt(b, 0), f"{a / b:.2f}" if a and b else "-"])
+    out += ("\n### Loader alone, pin_memory on: pinbench `loader-peer` | torch DataLoader "
+            "(samples/s, median)\n\n"
+            + table(["case", "pinbench", "torch", "ratio"], peer_rows))
+    return out
+
+
+def differences_section(th):
+    lines = []
+    for s in (th or {}).get("scenarios", []):
+        for d in s.get("differences", []):
+            lines.append(f"- ({s.get('name')}) {d}")
+    if not lines:
+        return ""
+    return "### What still differs between the two methods\n\n" + "\n".join(lines) + "\n"
+
+
+def tests_section(junit):
+    if not junit or not os.path.exists(junit):
+        return "### GPU tests\n\n_(no JUnit report: see the step table)_\n"
+    try:
+        root = ET.parse(junit).getroot()
+    except ET.ParseError as e:
+        return f"### GPU tests\n\n_(the JUnit report does not parse: {e})_\n"
+    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+    total = failed = skipped = 0
+    failures = []
+    for suite in suites:
+        for tc in suite.iter("testcase"):
+            total += 1
+            bad = tc.find("failure") if tc.find("failure") is not None else tc.find("error")
+            if bad is not None:
+                failed += 1
+                text = (bad.get("message") or bad.text or "").strip().splitlines()
+                failures.append(f"- {tc.get('name')}: {text[0] if text else ''}")
+            elif tc.find("skipped") is not None:
+                skipped += 1
+    out = f"### GPU tests\n\n{total} test cases, {failed} failed, {skipped} skipped.\n"
+    return out + ("\n" + "\n".join(failures) + "\n" if failures else "")
+
+
+def summary(args):
+    pb, th = load(args.pinbench), load(args.torch)
+    steps = []
+    if args.steps and os.path.exists(args.steps):
+        with open(args.steps, encoding="utf-8") as f:
+            steps = [line.rstrip("\n").split("\t") for line in f if line.strip()]
+    device = (pb or {}).get("environment", {}).get("device", {})
+    head = "# gpu-check summary\n\n"
+    if args.rehearse:
+        head += ("**REHEARSAL on the host backend: no figure below is a GPU figure.** It proves "
+                 "the script's steps, budgets and files.\n\n")
+    head += table(["what", "value"], [
+        ["device", device.get("name", "?")],
+        ["driver / runtime", f"{device.get('driver')} / {device.get('runtime')}"],
+        ["pcie", json.dumps(device.get("pcie")) if device.get("pcie") else "-"],
+        ["pinbench", f"{(pb or {}).get('tool', {}).get('version', '?')} "
+                     f"({(pb or {}).get('tool', {}).get('git', '?')})"],
+        ["backend", backend_of(pb)],
+        ["created", (pb or {}).get("created", "?")],
+    ])
+    head += "\n### Steps\n\n" + table(["step", "status", "seconds", "budget s"], steps)
+    parts = [head, tests_section(args.junit), bandwidth_section(pb, th), host_call_section(pb),
+             allocator_section(pb), loader_section(pb, th), differences_section(th)]
+    write_atomic(args.out, "\n".join(p for p in parts if p))
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    m = sub.add_parser("merge")
+    m.add_argument("out")
+    m.add_argument("inputs", nargs="+")
+    s = sub.add_parser("summary")
+    s.add_argument("out")
+    s.add_argument("--steps")
+    s.add_argument("--pinbench")
+    s.add_argument("--torch")
+    s.add_argument("--junit")
+    s.add_argument("--rehearse", action="store_true")
+    args = ap.parse_args(argv)
+    if args.command == "merge":
+        return merge(args.out, args.inputs)
+    return summary(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
