@@ -24,7 +24,68 @@
 #
 # Exit: 0 every step passed (or was skipped with a reason), 1 a step failed, 2 no build.
 # Environment: OUT, BUILD (default build), GPU_CHECK_BUDGET (seconds for the steps).
+# The step_* functions run through "$0" __step NAME, which shellcheck cannot follow.
+# shellcheck disable=SC2317
 set -uo pipefail
+
+# ---- the steps that are more than one command (run by run_step through "$0" __step NAME, so
+# that each runs under `timeout`; they read the exported settings below) ---------------------
+step_env() {
+  echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "# mode: $mode (backend $backend)"
+  echo "# uname: $(uname -a)"
+  echo "# git: $(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)"
+  for bin in "$PINBENCH" "$GPU_TESTS"; do
+    [[ -x $bin ]] || continue
+    echo "# $bin needs:"
+    "$root/scripts/check-portable.sh" "$bin" 2>&1 || true
+    echo "# ldd $bin:"
+    ldd "$bin" 2>&1 || true
+  done
+  echo "# pinbench info:"
+  "$PINBENCH" info 2>&1 || echo "(pinbench info failed: exit $?)"
+  echo "# nvidia-smi -q:"
+  timeout 10 nvidia-smi -q 2>&1 || echo "(nvidia-smi failed or is missing: exit $?)"
+} >"$OUT/env.txt"
+
+# The [gpu] suite once, as JUnit; exit 77 (no usable device) is a skip, never a pass.
+step_gpu_tests() {
+  if [[ ! -x "$GPU_TESTS" ]]; then
+    echo "skipped: $GPU_TESTS is missing" | tee "$work/gpu-tests.why"
+    return 77
+  fi
+  local rc=0
+  "$GPU_TESTS" --reporter junit --out "$OUT/gpu-tests.xml" || rc=$?
+  if [[ $rc == 77 ]]; then
+    echo "skipped: no usable CUDA device (the [gpu] tests count as skipped, never passed)" \
+      | tee "$work/gpu-tests.why"
+    rm -f "$OUT/gpu-tests.xml"
+  fi
+  return "$rc"
+}
+
+# A PyTorch peer: SCRIPT ARGS...; skipped (77) in a rehearsal and where torch has no CUDA.
+step_torch_peer() {
+  local script=$1
+  shift
+  if [[ $mode == rehearse ]]; then
+    echo "skipped: rehearsal (the peers measure a CUDA device only)" | tee "$work/$script.why"
+    return 77
+  fi
+  if ! command -v python3 >/dev/null || ! timeout 30 python3 -c \
+    'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+    echo "skipped: python3 cannot import torch with CUDA" | tee "$work/$script.why"
+    return 77
+  fi
+  PYTHONUNBUFFERED=1 python3 "$root/scripts/peer/$script.py" "$@"
+}
+
+if [[ ${1:-} == __step ]]; then
+  name=$2
+  shift 2
+  "step_$name" "$@"
+  exit $?
+fi
 
 mode=device
 case "${1:-}" in
@@ -55,6 +116,7 @@ rm -f "$OUT"/summary.md "$OUT"/env.txt "$OUT"/gpu-tests.xml "$OUT"/pinbench.json
       "$OUT"/torch.json "$OUT"/log.txt
 work=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+export mode backend root OUT work PINBENCH GPU_TESTS
 log="$OUT/log.txt"
 steps="$work/steps.tsv"
 : >"$log"
@@ -67,7 +129,6 @@ say() { printf 'gpu-check: [%3ds] %s\n' "$((SECONDS - started))" "$*" | tee -a "
 
 # run_step NAME BUDGET CMD...: runs CMD under min(BUDGET, time left), SIGINT at the limit and
 # SIGKILL 5 s later; output to log.txt; one row in the step table. Exit 77 means skipped.
-last_rc=0
 run_step() {
   local name=$1 budget=$2
   shift 2
@@ -76,7 +137,6 @@ run_step() {
   if ((limit < 3)); then
     say "$name: skipped, the check's time is used up"
     printf '%s\tskipped: no time left\t0\t%s\n' "$name" "$budget" >>"$steps"
-    last_rc=77
     return
   fi
   say "$name (budget ${limit} s)"
@@ -95,47 +155,11 @@ run_step() {
   [[ $status == "skipped: " ]] && status="skipped"
   say "$name: $status ($((SECONDS - t0)) s)"
   printf '%s\t%s\t%s\t%s\n' "$name" "$status" "$((SECONDS - t0))" "$budget" >>"$steps"
-  last_rc=$rc
 }
 
-# ---- 1. environment -------------------------------------------------------------------------------
-environment() {
-  echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "# mode: $mode (backend $backend)"
-  echo "# uname: $(uname -a)"
-  echo "# git: $(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)"
-  for bin in "$PINBENCH" "$GPU_TESTS"; do
-    [[ -x $bin ]] || continue
-    echo "# $bin needs:"
-    "$root/scripts/check-portable.sh" "$bin" 2>&1 || true
-    echo "# ldd $bin:"
-    ldd "$bin" 2>&1 || true
-  done
-  echo "# pinbench info:"
-  "$PINBENCH" info 2>&1 || echo "(pinbench info failed: exit $?)"
-  echo "# nvidia-smi -q:"
-  timeout 10 nvidia-smi -q 2>&1 || echo "(nvidia-smi failed or is missing: exit $?)"
-}
-run_step env 15 bash -c "$(declare -f environment); PINBENCH='$PINBENCH' GPU_TESTS='$GPU_TESTS' \
-  root='$root' mode=$mode backend=$backend environment >'$OUT/env.txt'"
-
-# ---- 2. GPU tests: one run, JUnit ----------------------------------------------------------------
-gpu_tests() {
-  if [[ ! -x "$GPU_TESTS" ]]; then
-    echo "skipped: $GPU_TESTS is missing" | tee "$work/gpu-tests.why"
-    return 77
-  fi
-  local rc=0
-  "$GPU_TESTS" --reporter junit --out "$OUT/gpu-tests.xml" || rc=$?
-  if [[ $rc == 77 ]]; then
-    echo "skipped: no usable CUDA device (the [gpu] tests count as skipped, never passed)" \
-      | tee "$work/gpu-tests.why"
-    rm -f "$OUT/gpu-tests.xml"
-  fi
-  return "$rc"
-}
-run_step gpu-tests 90 bash -c "$(declare -f gpu_tests); GPU_TESTS='$GPU_TESTS' OUT='$OUT' \
-  work='$work' gpu_tests"
+# ---- 1. environment, 2. GPU tests ---------------------------------------------------------------
+run_step env 15 "$0" __step env
+run_step gpu-tests 90 "$0" __step gpu_tests
 
 # ---- 3. pinbench on the device ---------------------------------------------------------------------
 # Quick sampling: the device is fast and its time is scarce; every sample is still kept.
@@ -161,24 +185,10 @@ run_step loader-peer-pinned 15 "$PINBENCH" run --backend "$backend" builtin:load
   --set pin_memory=true "${loader_sampling[@]}" --out "$work/loader-peer-pinned.json"
 
 # ---- 4. the PyTorch peers, in the same session ---------------------------------------------------
-torch_peer() {
-  local script=$1
-  shift
-  if [[ $mode == rehearse ]]; then
-    echo "skipped: rehearsal (the peers measure a CUDA device only)" | tee "$work/$script.why"
-    return 77
-  fi
-  if ! command -v python3 >/dev/null || ! timeout 30 python3 -c \
-    'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
-    echo "skipped: python3 cannot import torch with CUDA" | tee "$work/$script.why"
-    return 77
-  fi
-  PYTHONUNBUFFERED=1 python3 "scripts/peer/$script.py" "$@"
-}
-run_step torch_transfer 55 bash -c "$(declare -f torch_peer); mode=$mode work='$work' \
-  torch_peer torch_transfer --budget 40 --out '$work/torch-transfer.json'"
-run_step torch_dataloader 35 bash -c "$(declare -f torch_peer); mode=$mode work='$work' \
-  torch_peer torch_dataloader --device cuda --pin-memory --quick --out '$work/torch-dataloader.json'"
+run_step torch_transfer 55 "$0" __step torch_peer torch_transfer --budget 40 \
+  --out "$work/torch-transfer.json"
+run_step torch_dataloader 35 "$0" __step torch_peer torch_dataloader --device cuda --pin-memory \
+  --quick --out "$work/torch-dataloader.json"
 
 # ---- 5. the files that come back -------------------------------------------------------------------
 if command -v python3 >/dev/null; then

@@ -18,7 +18,7 @@ echo "test_gpu_check_rehearse: exit $rc in $wall s"
 ((wall < 420)) || fail "took $wall s, over the device's 420 s"
 
 files=$(find "$out" -mindepth 1 | wc -l)
-((files <= 6)) || fail "$files entries in $out (at most 6): $(ls -A "$out" | tr '\n' ' ')"
+((files <= 6)) || fail "$files entries in $out (at most 6): $(find "$out" -mindepth 1 -printf '%f ')"
 deep=$(find "$out" -mindepth 1 -type d | wc -l)
 ((deep == 0)) || fail "subfolders in $out"
 for f in summary.md env.txt pinbench.json log.txt; do
