@@ -47,7 +47,7 @@ class temp_dir {
   fs::path path_;
 };
 
-std::vector<std::string> names_of(const std::vector<scenario::scenario>& all) {
+std::vector<std::string> names_of(const std::vector<pinbench::scenario::scenario>& all) {
   std::vector<std::string> names;
   for (const auto& s : all) names.push_back(s.name);
   return names;
