@@ -1,7 +1,10 @@
 // `pinbench compare BASE CURRENT`: judge every metric of two results and gate CI on the verdicts.
 #include <unistd.h>
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
+
+#include <fmt/format.h>
 
 #include "commands.hpp"
 #include "core/atomic_file.hpp"
@@ -16,6 +19,7 @@ namespace {
 
 struct compare_args {
   std::string base, current;
+  std::vector<std::string> more_base;  ///< --baseline: further baseline results
   std::string threshold = "5%";
   std::string fail_on = "regression";
   bool strict = false;
@@ -58,6 +62,45 @@ std::string render(const gate::comparison& c, const std::string& format) {
   return gate::to_table(c, ::isatty(STDOUT_FILENO) != 0);
 }
 
+// The result files a path stands for: itself, or a folder's *.json files in name order.
+std::vector<std::string> result_files(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return {path};
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(path, ec))
+    if (entry.is_regular_file(ec) && entry.path().extension() == ".json")
+      files.push_back(entry.path().string());
+  if (ec) throw environment_error("cannot read the folder " + path + ": " + ec.message());
+  if (files.empty())
+    throw environment_error("missing baseline: the folder " + path +
+                            " holds no result (*.json written by `pinbench run --out`)");
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// One side of the comparison: every file read and checked against the first (same backend and
+// device), then merged, each file's rounds kept apart.
+bench::run_result read_side(const std::vector<std::string>& paths, const gate::options& opts,
+                            std::string& label) {
+  std::vector<bench::run_result> runs;
+  std::vector<std::string> files;
+  for (const auto& p : paths)
+    for (auto& f : result_files(p)) files.push_back(std::move(f));
+  for (const auto& f : files) {
+    runs.push_back(report::read_result_file(f));
+    if (runs.size() == 1 || opts.allow_env_mismatch) continue;
+    const std::string why = gate::environment_mismatch(runs.front(), runs.back());
+    if (!why.empty())
+      throw gate::incomparable_error("incomparable results: " + files.front() + " and " + f +
+                                     " (one side of the comparison) differ: " + why);
+  }
+  if (files.size() > 1)
+    label = fmt::format("{} ({} results)", paths.size() == 1 ? paths.front() : files.front() + ", ...",
+                        files.size());
+  return bench::merge_runs(std::move(runs));
+}
+
 int compare(const compare_args& a) {
   const gate::options opts = read_options(a);
   for (const auto* path : {&a.out, &a.md, &a.junit})
@@ -65,13 +108,16 @@ int compare(const compare_args& a) {
 
   // Without a baseline there is nothing to gate on: that is the environment, not the input.
   std::error_code ec;
-  if (!std::filesystem::exists(a.base, ec))
-    throw environment_error("missing baseline: " + a.base +
-                            " does not exist (create one with `pinbench run --out " + a.base +
-                            "`)");
-  const auto base = report::read_result_file(a.base);
-  const auto current = report::read_result_file(a.current);
-  const gate::comparison c = gate::compare(base, current, opts, a.base, a.current);
+  std::vector<std::string> base_paths{a.base};
+  base_paths.insert(base_paths.end(), a.more_base.begin(), a.more_base.end());
+  for (const auto& p : base_paths)
+    if (!std::filesystem::exists(p, ec))
+      throw environment_error("missing baseline: " + p +
+                              " does not exist (create one with `pinbench run --out " + p + "`)");
+  std::string base_label = a.base, current_label = a.current;
+  const auto base = read_side(base_paths, opts, base_label);
+  const auto current = read_side({a.current}, opts, current_label);
+  const gate::comparison c = gate::compare(base, current, opts, base_label, current_label);
 
   if (!a.out.empty()) write_file_atomic(a.out, gate::to_json(c).dump(2) + "\n");
   if (!a.md.empty()) write_file_atomic(a.md, gate::to_markdown(c));
@@ -95,12 +141,19 @@ runner add_compare(CLI::App& app) {
       "compare",
       "Compare two results (pinbench run --out): per metric the ratio of medians, a bootstrap "
       "interval and a Mann-Whitney test; exit 1 on a gated regression, 3 when incomparable");
-  sub->add_option("base", a->base, "The baseline result (pinbench.result/1 JSON)")
+  sub->add_option("base", a->base,
+                  "The baseline result (pinbench.result/1 JSON), or a folder of them (the last "
+                  "runs of main: their rounds give the run-to-run noise)")
       ->required()
       ->type_name("BASE.json");
-  sub->add_option("current", a->current, "The result to judge against it")
+  sub->add_option("current", a->current,
+                  "The result to judge against it, or a folder of them (one per round)")
       ->required()
       ->type_name("CURRENT.json");
+  sub->add_option("--baseline", a->more_base,
+                  "Another baseline result or folder, merged with BASE (repeatable)")
+      ->allow_extra_args(false)  // one file per --baseline: the positionals stay positional
+      ->type_name("FILE");
   sub->add_option("--threshold", a->threshold,
                   "Smallest change of a median that counts: 5% or 0.05 (a scenario's gate and "
                   "the baseline's noise can raise it)")

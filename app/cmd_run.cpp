@@ -16,6 +16,7 @@
 #include "core/interrupt.hpp"
 #include "core/sysinfo.hpp"
 #include "core/units.hpp"
+#include "gate/compare.hpp"
 #include "report/report.hpp"
 #include "scenario/scenario.hpp"
 
@@ -35,6 +36,7 @@ struct run_args {
   std::vector<std::string> host_faults;
   std::uint64_t max_cases = scenario::default_max_cases;
   std::string snapshot;
+  std::uint32_t repeat = 1;
 };
 
 // "[3/12] transfer-size memory=pinned,bytes=1MiB" on one rewritten stderr line, shown only on a
@@ -89,6 +91,16 @@ std::optional<std::size_t> gate_timeouts_fault(std::string_view f) {
   const auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), n);
   if (ec != std::errc{} || end != f.data() + f.size() || n == 0) return std::nullopt;
   return n;
+}
+
+// "slow=P%" (or a fraction, "slow=0.2"): how much longer the host backend's copies and compute
+// take; nothing for any other text.
+std::optional<double> slow_fault(std::string_view f) {
+  constexpr std::string_view prefix = "slow=";
+  if (!f.starts_with(prefix)) return std::nullopt;
+  const auto v = gate::parse_threshold(f.substr(prefix.size()));
+  if (!v || *v <= 0 || *v > 10) return std::nullopt;
+  return v;
 }
 
 std::string render(const bench::run_result& r, const std::string& format) {
@@ -157,6 +169,7 @@ int run(const run_args& a) {
     if (f == "refuse-pinning") opts.host_refuse_pinning = true;
     if (f == "no-host-register") opts.host_no_register = true;
     if (const auto n = gate_timeouts_fault(f)) opts.host_gate_timeouts = *n;
+    if (const auto slow = slow_fault(f)) opts.host_slowdown = *slow;
   }
   auto dev = device::make_backend(a.backend, opts);
   if (!a.host_faults.empty() && dev->name() != "host")
@@ -164,8 +177,10 @@ int run(const run_args& a) {
                       "applies to the host backend only; add --backend host (this run would use "
                       "the " + std::string(dev->name()) + " backend)");
   if (!a.quiet)
-    std::fprintf(stderr, "pinbench: %zu scenario(s), %zu case(s) on the %s backend%s\n",
-                 scenarios.size(), total, std::string(dev->name()).c_str(),
+    std::fprintf(stderr, "pinbench: %zu scenario(s), %zu case(s)%s on the %s backend%s\n",
+                 scenarios.size(), total,
+                 a.repeat > 1 ? fmt::format(" x {} rounds", a.repeat).c_str() : "",
+                 std::string(dev->name()).c_str(),
                  dev->name() == "host" ? " (host emulation: no GPU figures)" : "");
 
   progress_line progress(!a.quiet);
@@ -176,6 +191,7 @@ int run(const run_args& a) {
   ro.command_line = command_line();
   ro.want_snapshots = !a.snapshot.empty();
   ro.max_cases = a.max_cases;
+  ro.repeat = a.repeat;
   ro.on_case = [&](std::size_t i, std::size_t n, const std::string& s, const std::string& id) {
     progress.on_case(i, n, s, id);
   };
@@ -250,17 +266,26 @@ runner add_run(CLI::App& app) {
                   "Host backend fault switch, to see how a run copes (repeatable): "
                   "refuse-pinning = every pinned allocation falls back to unlocked memory, "
                   "with a warning in the result; no-host-register = the device says "
-                  "cudaHostRegister is unsupported (registered cases are skipped); gate-timeouts=N = the first N gates let their "
-                  "stream go unreleased, as a timed-out gate kernel does (those samples are void)")
+                  "cudaHostRegister is unsupported (registered cases are skipped); "
+                  "gate-timeouts=N = the first N gates let their stream go unreleased, as a "
+                  "timed-out gate kernel does (those samples are void); slow=P% = every copy "
+                  "and compute takes P% longer (a known regression for testing a gate)")
       ->check(CLI::Validator(
           [](const std::string& f) -> std::string {
-            if (f == "refuse-pinning" || f == "no-host-register" || gate_timeouts_fault(f))
+            if (f == "refuse-pinning" || f == "no-host-register" || gate_timeouts_fault(f) ||
+                slow_fault(f))
               return {};
-            return "expected refuse-pinning, no-host-register or gate-timeouts=N (N a positive "
-                   "count), got \"" + f + "\"";
+            return "expected refuse-pinning, no-host-register, gate-timeouts=N (N a positive "
+                   "count) or slow=P% (0 < P <= 1000), got \"" + f + "\"";
           },
           "FAULT"))
       ->type_name("FAULT");
+  sub->add_option("--repeat", a->repeat,
+                  "Measure every case in this many rounds (cases interleaved in a seeded random "
+                  "order each round; samples keep their round): `compare` then judges with the "
+                  "spread between rounds, which within-round samples cannot see")
+      ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{1000}))
+      ->capture_default_str();
   sub->add_option("--max-cases", a->max_cases,
                   "Refuse a scenario whose matrix expands to more cases than this")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{UINT64_MAX}))

@@ -430,10 +430,18 @@ std::string device_label(device::backend& dev) {
   return "device 0 (" + name + ")";
 }
 
-// A counter of the first run as a metric with one sample.
+// A policy counter of the first run as a metric with one sample. The workload and the
+// allocator's decisions follow from the seed and the scenario alone (no clock, no thread
+// timing), so the engine declares these deterministic: `compare` judges them exactly.
+void add_deterministic(case_result& r, const std::string& name, double value,
+                       const std::string& unit, const std::string& better) {
+  metric& m = r.add(name, unit, better);
+  m.deterministic = true;
+  m.samples.push_back(value);
+}
 void add_counter(case_result& r, const std::string& name, std::int64_t value,
                  const std::string& unit, const std::string& better) {
-  r.add(name, unit, better).samples.push_back(static_cast<double>(value));
+  add_deterministic(r, name, static_cast<double>(value), unit, better);
 }
 
 void add_policy_metrics(case_result& r, const alloc::memory_stats& s) {
@@ -460,7 +468,7 @@ void add_policy_metrics(case_result& r, const alloc::memory_stats& s) {
   const double reserved = static_cast<double>(s.reserved_bytes.all.peak);
   const double fragmentation =
       reserved > 0 ? 1 - static_cast<double>(s.allocated_bytes.all.peak) / reserved : 0;
-  r.add("fragmentation", "fraction", "lower").samples.push_back(fragmentation);
+  add_deterministic(r, "fragmentation", fragmentation, "fraction", "lower");
 }
 
 class allocator_engine final : public engine {

@@ -45,11 +45,15 @@ struct run_options {
   /// Called after each case with the same index, total and scenario name, and its result.
   std::function<void(std::size_t, std::size_t, const std::string&, const case_result&)>
       on_case_done;
+  /// Rounds (`run --repeat`): every case is measured this many times, the cases of a round in a
+  /// seeded random order, so that slow drift of the machine spreads over all of them; the
+  /// samples keep the round they came from (metric::rounds).
+  std::uint32_t repeat = 1;
   /// Refuse a scenario whose matrix expands to more cases than this (see scenario::expand).
   std::uint64_t max_cases = scenario::default_max_cases;
 };
 
-/// Runs every case of every scenario on `dev`. A failed case is recorded ("error" + message)
+/// Runs every case of every scenario on `dev`, `repeat` rounds of them. A failed case is recorded ("error" + message)
 /// and the run goes on; on Ctrl-C the current case is recorded as interrupted and the result
 /// holds every case completed so far (run_result::interrupted set).
 [[nodiscard]] run_result run_scenarios(const std::vector<scenario::scenario>& scenarios,

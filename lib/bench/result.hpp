@@ -1,6 +1,7 @@
 // The result model: what a run measured, before it is written as JSON, a table or CSV.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,7 +17,14 @@ struct metric {
   std::string name;    ///< "bandwidth", "copy_time", "host_call_time", ...
   std::string unit;    ///< "GB/s", "ns", "fraction", "bytes", "count"
   std::string better;  ///< "higher" or "lower" (or "" when neither: counters that only inform)
+  /// The engine guarantees the value for a given seed and scenario (the allocator's policy
+  /// counters): `compare` judges it exactly. Anything that depends on timing is judged
+  /// statistically, even when its samples happen to agree.
+  bool deterministic = false;
   std::vector<double> samples;
+  /// The round (`run --repeat`, from 0) each sample was measured in, parallel to `samples`;
+  /// empty when the run had one round. `compare` resamples rounds, then samples within them.
+  std::vector<std::uint32_t> rounds;
   [[nodiscard]] summary summarize() const;
 };
 
@@ -57,6 +65,7 @@ struct run_result {
   nlohmann::json environment;   ///< {backend, device, host, warnings}
   nlohmann::json overrides = nlohmann::json::object();  ///< --set values as typed
   std::uint64_t seed = 0;
+  std::uint32_t repeat = 1;  ///< rounds each case was measured in (`run --repeat`)
   std::string command_line;
   bool interrupted = false;
   /// `pinbench run` fills it just before writing: {peak_rss_bytes, open_fds_at_end}. Null
@@ -66,5 +75,17 @@ struct run_result {
 
   [[nodiscard]] bool any_failed() const;
 };
+
+/// One case measured in several rounds, as one result: the samples of every round that completed,
+/// each labelled with its round (`round_of[i]` for `rounds[i]`), the first completed round's
+/// facts, and the worst status (error, then skipped; an interrupted round is left out with a
+/// warning). A single round is returned as it is, unlabelled.
+[[nodiscard]] case_result merge_rounds(std::vector<case_result> rounds,
+                                       const std::vector<std::uint32_t>& round_of);
+
+/// Several results of the same suite (rounds run as separate processes, or the last runs of a
+/// baseline) as one: cases paired by scenario name and case id, their rounds relabelled so that
+/// each file's rounds stay distinct. Environment, version and seed are the first file's.
+[[nodiscard]] run_result merge_runs(std::vector<run_result> runs);
 
 }  // namespace pinbench::bench

@@ -1,5 +1,8 @@
 // The runner: every case of every scenario, in order, recording failures and Ctrl-C as results.
+#include <algorithm>
 #include <new>
+#include <random>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -87,23 +90,57 @@ run_result run_scenarios(const std::vector<scenario::scenario>& scenarios, devic
   }
 
   run_context ctx{dev, options.seed, options.want_snapshots};
+  const std::uint32_t repeat = std::max<std::uint32_t>(options.repeat, 1);
+  result.repeat = repeat;
+  std::vector<std::unique_ptr<engine>> engines;
+  for (const auto& s : scenarios) engines.push_back(make_engine(s.kind));
+
+  // rounds[i][j]: the results of case j of scenario i, one per round that reached it.
+  std::vector<std::vector<std::vector<case_result>>> rounds(scenarios.size());
+  std::vector<std::pair<std::size_t, std::size_t>> order;
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    rounds[i].resize(cases[i].size());
+    for (std::size_t j = 0; j < cases[i].size(); ++j) order.emplace_back(i, j);
+  }
+  const std::size_t total_runs = total * repeat;
+  // A scenario the run got to is in the result, even if Ctrl-C came before its first case.
+  std::vector<bool> reached(scenarios.size(), false);
   std::size_t index = 0;
-  for (std::size_t i = 0; i < scenarios.size() && !result.interrupted; ++i) {
-    const auto& s = scenarios[i];
-    scenario_result sr{s.name, s.description, s.kind, s.source, s.gate, {}, {}};
-    auto eng = make_engine(s.kind);
-    for (const auto& c : cases[i]) {
+  std::mt19937_64 shuffle_rng(options.seed ^ 0x5eed'0f'70'7dULL);
+  for (std::uint32_t round = 0; round < repeat && !result.interrupted; ++round) {
+    // One round keeps the declared order; several are each shuffled (Fisher-Yates over a
+    // fixed generator: the same seed gives the same order with every standard library).
+    if (repeat > 1)
+      for (std::size_t k = order.size(); k > 1; --k)
+        std::swap(order[k - 1], order[shuffle_rng() % k]);
+    for (const auto& [i, j] : order) {
+      reached[i] = true;
       if (interrupt_requested()) {
         result.interrupted = true;
         break;
       }
-      if (options.on_case) options.on_case(index, total, s.name, c.id);
+      const auto& s = scenarios[i];
+      const auto& c = cases[i][j];
+      if (options.on_case) options.on_case(index, total_runs, s.name, c.id);
       ++index;
-      sr.cases.push_back(run_one(eng.get(), s, c, ctx));
-      if (options.on_case_done) options.on_case_done(index - 1, total, s.name, sr.cases.back());
-      if (sr.cases.back().status == "interrupted") result.interrupted = true;
+      rounds[i][j].push_back(run_one(engines[i].get(), s, c, ctx));
+      if (options.on_case_done) options.on_case_done(index - 1, total_runs, s.name, rounds[i][j].back());
+      if (rounds[i][j].back().status == "interrupted") result.interrupted = true;
     }
-    if (eng) sr.verdict = eng->verdict(sr);
+  }
+
+  // Declared order in the result, every case that ran at least once.
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    const auto& s = scenarios[i];
+    scenario_result sr{s.name, s.description, s.kind, s.source, s.gate, {}, {}};
+    for (auto& per_round : rounds[i]) {
+      if (per_round.empty()) continue;
+      std::vector<std::uint32_t> labels(per_round.size());
+      for (std::size_t k = 0; k < labels.size(); ++k) labels[k] = static_cast<std::uint32_t>(k);
+      sr.cases.push_back(merge_rounds(std::move(per_round), labels));
+    }
+    if (!reached[i]) continue;
+    if (engines[i]) sr.verdict = engines[i]->verdict(sr);
     result.scenarios.push_back(std::move(sr));
   }
   result.environment = environment_block(dev);

@@ -200,6 +200,9 @@ struct backend_options {
   /// Host backend fault switch: report cudaHostRegister as unsupported, as a sandboxed GPU
   /// machine may (`run --host-fault no-host-register`): `registered` cases are skipped.
   bool host_no_register = false;
+  /// Host backend fault switch: every copy and compute takes this fraction longer (0.2 = 20%),
+  /// a known slowdown for testing a performance gate (`run --host-fault slow=20%`).
+  double host_slowdown = 0;
   int cuda_device = 0;
 };
 

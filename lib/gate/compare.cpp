@@ -20,11 +20,20 @@ namespace {
 
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
-std::vector<double> finite(const std::vector<double>& samples) {
+// A metric's finite samples by round, in round order (one group when it carries no rounds).
+round_samples by_round(const bench::metric& m) {
+  const bool labelled = m.rounds.size() == m.samples.size();
+  std::map<std::uint32_t, std::vector<double>> groups;
+  for (std::size_t i = 0; i < m.samples.size(); ++i)
+    if (std::isfinite(m.samples[i])) groups[labelled ? m.rounds[i] : 0].push_back(m.samples[i]);
+  round_samples out;
+  for (auto& [round, samples] : groups) out.push_back(std::move(samples));
+  return out;
+}
+
+std::vector<double> flatten(const round_samples& rounds) {
   std::vector<double> out;
-  out.reserve(samples.size());
-  for (double x : samples)
-    if (std::isfinite(x)) out.push_back(x);
+  for (const auto& r : rounds) out.insert(out.end(), r.begin(), r.end());
   return out;
 }
 
@@ -115,14 +124,18 @@ class judge {
   judge(const options& o, std::uint64_t seed) : o_(o), seed_(seed) {}
 
   void run(row& r, const bench::metric& base, const bench::metric& current) const {
-    const auto b = finite(base.samples);
-    const auto c = finite(current.samples);
-    r.base = {b.size(), median(b)};
-    r.current = {c.size(), median(c)};
+    const auto b_rounds = by_round(base);
+    const auto c_rounds = by_round(current);
+    const auto b = flatten(b_rounds);
+    const auto c = flatten(c_rounds);
+    r.base = {b.size(), median(b), b_rounds.size()};
+    r.current = {c.size(), median(c), c_rounds.size()};
     r.ratio = nan;
-    r.noise = relative_noise(b);
+    r.round_noise = std::max(b_rounds.size(), c_rounds.size()) >= 2;
+    r.noise = r.round_noise ? between_round_noise(b_rounds, c_rounds) : relative_noise(b);
     r.threshold = std::max(r.requested, o_.noise_multiple * r.noise);
     if (r.threshold > r.requested) r.source = threshold_source::noise;
+    r.deterministic = base.deterministic && current.deterministic;
     const bool info = r.better.empty();
     r.gated = !info;
     r.result = info ? verdict::info : verdict::inconclusive;
@@ -154,17 +167,22 @@ class judge {
     }
     r.ratio = r.current.median / r.base.median;
 
-    // Deterministic values carry no noise: their change is known exactly and needs no test.
-    // Counted units (the allocator's policy counters, recorded once per case) are taken as
-    // deterministic; a timed metric only when repeated samples agree: one sample a side of a
-    // time or a rate says nothing about its noise.
-    const bool counted = base.unit == "bytes" || base.unit == "count";
-    if (constant(b) && constant(c) && (counted || std::min(b.size(), c.size()) >= 2)) {
+    // What an engine declares deterministic (the allocator's policy counters for a seed) has no
+    // noise: its change is known exactly and needs no test. Everything else is judged
+    // statistically, even when its samples happen to agree: a timed value that repeats
+    // exactly says nothing about how it varies from run to run.
+    if (r.deterministic) {
+      r.threshold = r.requested;
+      r.source = r.requested > o_.threshold ? threshold_source::gate : threshold_source::option;
+      r.noise = 0;
       r.ci_lo = r.ci_hi = r.ratio;
-      if (!info) judge_exact(r);
+      if (!info) judge_exact(r, constant(b) && constant(c));
       return;
     }
-    const auto ci = bootstrap_ratio_of_medians(b, c, o_.confidence, o_.resamples, seed_);
+    const auto ci =
+        r.round_noise
+            ? bootstrap_ratio_of_medians(b_rounds, c_rounds, o_.confidence, o_.resamples, seed_)
+            : bootstrap_ratio_of_medians(b, c, o_.confidence, o_.resamples, seed_);
     r.ci_lo = ci.lo;
     r.ci_hi = ci.hi;
     const auto u = mann_whitney(b, c);
@@ -174,15 +192,22 @@ class judge {
   }
 
  private:
+  static const char* noise_name(const row& r) {
+    return r.round_noise ? "the spread between rounds" : "the baseline's noise";
+  }
+
   // Whether a change in `direction` (+1 up, -1 down) makes this metric worse.
   static bool worse(const row& r, int direction) {
     return (r.better == "lower") == (direction > 0);
   }
 
-  void judge_exact(row& r) const {
+  void judge_exact(row& r, bool constant_sides) const {
     const double change = r.ratio - 1;
     const std::string what =
-        fmt::format("every sample equal on each side (n={} and {}): ", r.base.n, r.current.n);
+        constant_sides
+            ? std::string("deterministic (declared by the engine): ")
+            : fmt::format("deterministic (declared by the engine) yet its samples vary; "
+                          "medians compared: ");
     if (std::fabs(change) > r.threshold) {
       const int direction = change > 0 ? 1 : -1;
       r.result = worse(r, direction) ? verdict::regression : verdict::improvement;
@@ -230,15 +255,14 @@ class judge {
           ci, detail::percent(r.threshold), detail::p_text(r.p_value), alpha);
     } else if (lo >= 1 - r.threshold && hi <= 1 + r.threshold) {
       r.reason = fmt::format(
-          "{} lies within the baseline's noise (±{} = {:g} x {}) but not within "
-          "±{}: too noisy to tell",
-          ci, detail::percent(r.threshold), o_.noise_multiple, detail::percent(r.noise),
-          detail::percent(r.requested));
+          "{} lies within {} (±{} = {:g} x {}) but not within ±{}: too noisy to tell", ci,
+          noise_name(r), detail::percent(r.threshold), o_.noise_multiple,
+          detail::percent(r.noise), detail::percent(r.requested));
     } else if (r.threshold > r.requested) {
       r.reason = fmt::format(
-          "{} is neither within ±{} nor wholly beyond ±{} (the baseline's "
-          "noise): too noisy or too few samples to tell",
-          ci, detail::percent(r.requested), detail::percent(r.threshold));
+          "{} is neither within ±{} nor wholly beyond ±{} ({}): too noisy or too few "
+          "samples to tell",
+          ci, detail::percent(r.requested), detail::percent(r.threshold), noise_name(r));
     } else {
       r.reason = fmt::format("{} straddles the ±{} threshold: too noisy or too few samples to tell",
                              ci, detail::percent(r.threshold));

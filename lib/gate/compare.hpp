@@ -54,6 +54,7 @@ enum class threshold_source { option, gate, noise };
 struct side {
   std::size_t n = 0;  ///< finite samples
   double median = 0;
+  std::size_t rounds = 1;  ///< rounds the samples came from (`run --repeat`, or several files)
 };
 
 /// One compared metric of one case (or, with `metric` empty, a case that failed on a side).
@@ -68,7 +69,11 @@ struct row {
   double threshold = 0;                ///< the one regression/improvement had to exceed
   double requested = 0;  ///< max(--threshold, gate): what `unchanged` must stay within
   threshold_source source = threshold_source::option;
-  double noise = 0;  ///< the baseline's relative noise (1.4826 MAD / median)
+  /// Relative noise: with rounds on either side, the spread of round medians (both sides
+  /// pooled, see between_round_noise); else the baseline's samples' 1.4826 MAD / median.
+  double noise = 0;
+  bool round_noise = false;  ///< `noise` is the spread between rounds
+  bool deterministic = false;  ///< both sides' engines declared it: judged exactly
   verdict result = verdict::inconclusive;
   std::string reason;  ///< one sentence: why this verdict
 };

@@ -39,9 +39,13 @@ ojson row_json(const row& r) {
   out["unit"] = r.unit;
   out["better"] = r.better;
   out["gated"] = r.gated;
-  out["base"] = {{"n", r.base.n}, {"median", r.base.n > 0 ? number(r.base.median) : nullptr}};
+  out["base"] = {{"n", r.base.n},
+                 {"median", r.base.n > 0 ? number(r.base.median) : nullptr},
+                 {"rounds", r.base.rounds}};
   out["current"] = {{"n", r.current.n},
-                    {"median", r.current.n > 0 ? number(r.current.median) : nullptr}};
+                    {"median", r.current.n > 0 ? number(r.current.median) : nullptr},
+                    {"rounds", r.current.rounds}};
+  out["deterministic"] = r.deterministic;
   out["ratio"] = number(r.ratio);
   out["interval"] =
       r.ci_lo && r.ci_hi ? ojson::array({number(r.ci_lo), number(r.ci_hi)}) : ojson(nullptr);
@@ -52,11 +56,13 @@ ojson row_json(const row& r) {
     out["threshold_requested"] = nullptr;
     out["threshold_source"] = nullptr;
     out["noise"] = nullptr;
+    out["noise_source"] = nullptr;
   } else {
     out["threshold"] = number(r.threshold);
     out["threshold_requested"] = number(r.requested);
     out["threshold_source"] = std::string(to_string(r.source));
     out["noise"] = number(r.noise);
+    out["noise_source"] = r.deterministic ? ojson(nullptr) : ojson(r.round_noise ? "rounds" : "samples");
   }
   out["verdict"] = std::string(to_string(r.result));
   out["reason"] = r.reason;

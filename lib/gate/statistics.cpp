@@ -141,6 +141,57 @@ interval bootstrap_ratio_of_medians(std::span<const double> base, std::span<cons
   return {quantile_with_inf(ratios, tail), quantile_with_inf(ratios, 1 - tail)};
 }
 
+namespace {
+
+// One draw of the two-level bootstrap: rounds with replacement, then samples within them.
+double resampled_median(const round_samples& side, std::vector<double>& scratch, rng& g) {
+  scratch.clear();
+  for (std::size_t r = 0; r < side.size(); ++r) {
+    // One round: no draw, so that the stream (and the interval) is the one-level bootstrap's.
+    const auto& round = side.size() == 1 ? side.front() : side[g.below(side.size())];
+    for (std::size_t i = 0; i < round.size(); ++i) scratch.push_back(round[g.below(round.size())]);
+  }
+  return median_in_place(scratch);
+}
+
+}  // namespace
+
+interval bootstrap_ratio_of_medians(const round_samples& base, const round_samples& current,
+                                    double confidence, std::size_t resamples,
+                                    std::uint64_t seed) {
+  rng g(seed);
+  std::vector<double> scratch, ratios;
+  ratios.reserve(resamples);
+  for (std::size_t i = 0; i < resamples; ++i) {
+    const double b = resampled_median(base, scratch, g);
+    const double c = resampled_median(current, scratch, g);
+    if (b != 0)
+      ratios.push_back(c / b);
+    else
+      ratios.push_back(c == 0 ? 1.0 : std::numeric_limits<double>::infinity());
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const double tail = (1 - confidence) / 2;
+  return {quantile_with_inf(ratios, tail), quantile_with_inf(ratios, 1 - tail)};
+}
+
+double between_round_noise(const round_samples& base, const round_samples& current) {
+  double squares = 0;  // sum of squared relative deviations of round medians from their side's mean
+  std::size_t freedom = 0;
+  for (const auto* side : {&base, &current}) {
+    if (side->size() < 2) continue;
+    std::vector<double> medians;
+    for (const auto& round : *side) medians.push_back(median(round));
+    double mean = 0;
+    for (double m : medians) mean += m;
+    mean /= static_cast<double>(medians.size());
+    if (mean == 0) return 0;
+    for (double m : medians) squares += (m / mean - 1) * (m / mean - 1);
+    freedom += medians.size() - 1;
+  }
+  return freedom == 0 ? 0 : std::sqrt(squares / static_cast<double>(freedom));
+}
+
 u_test mann_whitney(std::span<const double> a, std::span<const double> b, std::size_t exact_limit) {
   const std::size_t m = a.size(), n = b.size(), total = m + n;
   std::vector<std::pair<double, bool>> all;  // (value, from a)

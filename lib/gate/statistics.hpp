@@ -2,6 +2,7 @@
 // Mann-Whitney U test and a robust noise estimate. Deterministic: same input and seed, same output.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -46,6 +47,25 @@ struct interval {
                                                   std::span<const double> current,
                                                   double confidence, std::size_t resamples,
                                                   std::uint64_t seed);
+
+/// Samples grouped by the round they were measured in (`run --repeat`, or one result file of
+/// several): each inner vector one round, none empty.
+using round_samples = std::vector<std::vector<double>>;
+
+/// The two-level bootstrap of Kalibera and Jones: each resample draws a side's rounds with
+/// replacement, then samples with replacement within each drawn round, and takes the median of
+/// what it drew. The interval then widens with the spread between rounds (what differs from run
+/// to run: clock, placement, neighbours), which resampling pooled samples cannot see. With one
+/// round a side it is the one-level bootstrap above. Both sides non-empty; resamples >= 1.
+[[nodiscard]] interval bootstrap_ratio_of_medians(const round_samples& base,
+                                                  const round_samples& current,
+                                                  double confidence, std::size_t resamples,
+                                                  std::uint64_t seed);
+
+/// Relative spread between rounds: the standard deviation of the round medians over their mean,
+/// each side taken around its own mean and the two pooled (so a shift between the sides is not
+/// noise). 0 when neither side has two rounds or a mean is 0.
+[[nodiscard]] double between_round_noise(const round_samples& base, const round_samples& current);
 
 /// Two-sided Mann-Whitney U (Wilcoxon rank-sum) test.
 struct u_test {

@@ -105,7 +105,8 @@ std::string endpoint_text(const endpoint& e) {
 std::string rule_text(const options& o) {
   std::string out = "a change counts beyond " + percent(o.threshold) + " (or the scenario's gate";
   if (o.noise_multiple > 0)
-    out += fmt::format(", or {:g} x the baseline's noise", o.noise_multiple);
+    out += fmt::format(", or {:g} x the noise: between rounds, else in the baseline",
+                       o.noise_multiple);
   out += std::string("); fail on ") + std::string(to_string(o.fail));
   if (!o.metrics.empty()) {
     out += "; metrics:";
@@ -116,8 +117,8 @@ std::string rule_text(const options& o) {
 
 std::string method_text(const options& o) {
   return fmt::format(
-      "{:g}% bootstrap interval of the ratio of medians ({} resamples, seed {}), "
-      "Mann-Whitney U at p < {:.2g}",
+      "{:g}% bootstrap interval of the ratio of medians ({} resamples, seed {}; rounds, then "
+      "samples in them), Mann-Whitney U at p < {:.2g}; deterministic metrics exactly",
       o.confidence * 100, o.resamples, o.seed, 1 - o.confidence);
 }
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 #include "report/layout.hpp"
 #include "report/report.hpp"
@@ -55,18 +57,20 @@ ojson metric_json(const bench::metric& m) {
   const auto s = detail::finite_summary(m);
   ojson samples = ojson::array();
   for (double x : m.samples) samples.push_back(number(x));
-  return ojson{{"unit", m.unit},
-               {"better", m.better},
-               {"summary",
-                {{"n", s.n},
-                 {"median", number(s.median)},
-                 {"mean", number(s.mean)},
-                 {"min", number(s.min)},
-                 {"max", number(s.max)},
-                 {"q1", number(s.q1)},
-                 {"q3", number(s.q3)},
-                 {"stdev", number(s.stdev)}}},
-               {"samples", std::move(samples)}};
+  ojson out{{"unit", m.unit}, {"better", m.better}};
+  // Only when true: an engine's promise, absent from every timed metric.
+  if (m.deterministic) out["deterministic"] = true;
+  out["summary"] = ojson{{"n", s.n},
+                         {"median", number(s.median)},
+                         {"mean", number(s.mean)},
+                         {"min", number(s.min)},
+                         {"max", number(s.max)},
+                         {"q1", number(s.q1)},
+                         {"q3", number(s.q3)},
+                         {"stdev", number(s.stdev)}};
+  out["samples"] = std::move(samples);
+  if (!m.rounds.empty()) out["rounds"] = m.rounds;
+  return out;
 }
 
 ojson case_json(const bench::case_result& c) {
@@ -211,6 +215,22 @@ class reader {
       for (std::size_t i = 0; i < samples->size(); ++i)
         m.samples.push_back(number((*samples)[i], index_path(sp, i)));
     }
+    if (const auto* d = member(v, path, "deterministic", "a boolean", false)) {
+      if (!d->is_boolean()) mistyped(member_path(path, "deterministic"), "true or false", *d);
+      m.deterministic = d->get<bool>();
+    }
+    if (const auto* rounds = member(v, path, "rounds", "an array", false)) {
+      const auto rp = member_path(path, "rounds");
+      array(*rounds, rp);
+      if (rounds->size() != m.samples.size())
+        mistyped(rp, fmt::format("one round per sample ({})", m.samples.size()), *rounds);
+      for (std::size_t i = 0; i < rounds->size(); ++i) {
+        const auto& x = (*rounds)[i];
+        if (!x.is_number_unsigned() || x.get<std::uint64_t>() > 1'000'000)
+          mistyped(index_path(rp, i), "a round number from 0", x);
+        m.rounds.push_back(x.get<std::uint32_t>());
+      }
+    }
     return m;
   }
 
@@ -284,6 +304,12 @@ class reader {
       if (!seed->is_number_unsigned()) mistyped("seed", "a non-negative integer", *seed);
       r.seed = seed->get<std::uint64_t>();
     }
+    if (const auto* repeat = member(j, {}, "repeat", "an integer", false)) {
+      if (!repeat->is_number_unsigned() || repeat->get<std::uint64_t>() < 1 ||
+          repeat->get<std::uint64_t>() > 1'000'000)
+        mistyped("repeat", "a round count from 1", *repeat);
+      r.repeat = repeat->get<std::uint32_t>();
+    }
     r.overrides = block(j, {}, "overrides", json::object());
     if (const auto* in = member(j, {}, "interrupted", "a boolean", false)) {
       if (!in->is_boolean()) mistyped("interrupted", "true or false", *in);
@@ -314,6 +340,7 @@ nlohmann::ordered_json to_json(const bench::run_result& r) {
   out["created"] = r.created;
   out["command_line"] = r.command_line;
   out["seed"] = r.seed;
+  if (r.repeat > 1) out["repeat"] = r.repeat;
   out["overrides"] = r.overrides.is_null() ? ojson::object() : clean(r.overrides);
   out["interrupted"] = r.interrupted;
   ojson env = r.environment.is_object() ? clean(r.environment) : ojson::object();

@@ -51,6 +51,9 @@ TEST_CASE("every bad input gives exit 2, one line naming the problem, and no res
       {dir.string(), "no scenario"},
       {"builtin:transfer-modes --backend tpu", "backend"},
       {"builtin:no-such-scenario", "no-such-scenario"},
+      {"builtin:transfer-modes --backend host --host-fault slow=0%", "slow=P%"},
+      {"builtin:transfer-modes --backend host --host-fault slow=fast", "slow=P%"},
+      {"builtin:transfer-modes --repeat 0", "--repeat"},
   };
   for (const auto& c : cases) {
     INFO(c.args);

@@ -266,3 +266,67 @@ TEST_CASE("ci-gate.sh: runs a suite, compares, writes Markdown and JUnit, append
   CHECK(slurp(summary).find("## pinbench compare") == 0);
   fs::remove_all(dir);
 }
+
+TEST_CASE("compare: a folder of results, or --baseline, is one side with each file's rounds",
+          "[app][compare][rounds]") {
+  files f;
+  const auto history = f.dir / "history";
+  fs::create_directories(history);
+  fs::copy_file(f.base, history / "run-1.json");
+  fs::copy_file(f.same, history / "run-2.json");
+  std::ofstream(history / "notes.txt") << "not a result\n";  // only *.json is read
+  SECTION("a folder") {
+    const auto o = run_pinbench("compare " + history.string() + " " + f.same + " --out -");
+    INFO(o.err);
+    REQUIRE(o.code == 0);
+    const auto j = nlohmann::json::parse(o.out);
+    CHECK(j["base"]["file"].get<std::string>().find("(2 results)") != std::string::npos);
+    CHECK(j["rows"][0]["base"]["rounds"] == 2);
+    CHECK(j["rows"][0]["current"]["rounds"] == 1);
+    CHECK(j["rows"][0]["noise_source"] == "rounds");
+  }
+  SECTION("--baseline adds files to BASE, and a slower current still fails") {
+    const auto o = run_pinbench("compare " + f.base + " --baseline " + f.same + " " + f.slower +
+                                " --out -");
+    CHECK(o.code == 1);
+    const auto j = nlohmann::json::parse(o.out);
+    CHECK(j["rows"][0]["base"]["rounds"] == 2);
+  }
+  SECTION("an empty folder is a missing baseline") {
+    const auto empty = f.dir / "empty";
+    fs::create_directories(empty);
+    const auto o = run_pinbench("compare " + empty.string() + " " + f.same);
+    CHECK(o.code == 3);
+    CHECK(line_count(o.err) == 1);
+    CHECK(o.err.find("holds no result") != std::string::npos);
+  }
+  SECTION("results of different devices in one folder are refused") {
+    fs::copy_file(f.gpu, history / "run-3.json");
+    const auto o = run_pinbench("compare " + history.string() + " " + f.same);
+    CHECK(o.code == 3);
+    CHECK(o.err.find("one side of the comparison") != std::string::npos);
+  }
+}
+
+TEST_CASE("ci-gate.sh --ab: alternates two binaries, one round per process, and compares",
+          "[app][compare][rounds]") {
+  const auto dir = fresh_dir("ci-gate-ab");
+  const std::string tiny =
+      " builtin:transfer-modes --backend host --set bytes=64KiB --set sampling.min_samples=3"
+      " --set sampling.max_samples=3 --set sampling.min_time=0 --set sampling.warmup=0"
+      " --set sampling.timeout=1s";
+  const std::string exe = PINBENCH_EXE;
+  const std::string cmd = "PINBENCH=" + exe + " GATE_OUT=" + (dir / "gate").string() +
+                          " GATE_ROUNDS=2 COMPARE_ARGS='--fail-on never' " + PINBENCH_SOURCE_DIR +
+                          "/scripts/ci-gate.sh --ab " + exe + " " + exe + tiny +
+                          " >/dev/null 2>&1";
+  const int status = std::system(cmd.c_str());
+  CHECK(WEXITSTATUS(status) == 0);
+  for (const char* name : {"old/round-1.json", "old/round-2.json", "new/round-1.json",
+                           "new/round-2.json", "compare.json", "compare.md", "junit.xml"})
+    CHECK(fs::exists(dir / "gate" / name));
+  const auto j = nlohmann::json::parse(slurp(dir / "gate" / "compare.json"));
+  CHECK(j["rows"][0]["base"]["rounds"] == 2);
+  CHECK(j["rows"][0]["current"]["rounds"] == 2);
+  fs::remove_all(dir);
+}

@@ -237,3 +237,39 @@ TEST_CASE("a gate that times out voids its sample", "[bench][transfer]") {
   CHECK(failed.scenarios.at(0).cases.at(0).status == "error");
   CHECK(failed.any_failed());
 }
+
+TEST_CASE("run --repeat measures every case in each round; samples keep their round",
+          "[bench][transfer][rounds]") {
+  const auto s = scenario::parse_scenario(
+      std::string(R"({"schema": "pinbench.scenario/1", "name": "t", "kind": "transfer",
+      "params": {"bytes": "64KiB", "mode": "non_blocking"},
+      "matrix": {"memory": ["pinned", "pageable"]},
+      "sampling": {"warmup": 0, "min_samples": 3, "max_samples": 3, "min_time": "0",
+                   "timeout": "2s"}})"),
+      "test.json");
+  auto dev = device::make_backend("host");
+  bench::run_options o;
+  o.repeat = 3;
+  std::vector<std::string> order;
+  o.on_case = [&](std::size_t, std::size_t total, const std::string&, const std::string& id) {
+    CHECK(total == 6);
+    order.push_back(id);
+  };
+  const auto r = bench::run_scenarios({s}, *dev, o);
+  CHECK(r.repeat == 3);
+  REQUIRE(order.size() == 6);
+  REQUIRE(r.scenarios.size() == 1);
+  REQUIRE(r.scenarios[0].cases.size() == 2);
+  // The result keeps the declared order, whatever order the rounds ran in.
+  CHECK(r.scenarios[0].cases[0].id == "memory=pinned");
+  for (const auto& c : r.scenarios[0].cases) {
+    INFO(c.id);
+    CHECK(c.status == "ok");
+    CHECK(c.extra.at("rounds") == 3);
+    const auto* bw = c.find("bandwidth");
+    REQUIRE(bw != nullptr);
+    CHECK(bw->samples.size() == 9);
+    CHECK(bw->rounds == std::vector<std::uint32_t>{0, 0, 0, 1, 1, 1, 2, 2, 2});
+    CHECK_FALSE(bw->deterministic);
+  }
+}

@@ -546,3 +546,30 @@ TEST_CASE("host backend teardown with queued work neither hangs nor crashes", "[
     s.reset();
   }
 }
+
+TEST_CASE("the slow fault stretches compute and copies by the given fraction", "[device][host]") {
+  // Lower bounds only: a stretched operation never finishes early, however busy the machine.
+  backend_options o;
+  o.host_device_capacity = 64_MiB;
+  o.host_slowdown = 1.0;  // slow=100%: twice as long
+  auto be = make_host_backend(o);
+  auto s = be->create_stream();
+  auto e1 = be->create_event();
+  auto e2 = be->create_event();
+  be->record(*e1, *s);
+  be->launch_compute(*s, 10'000'000);
+  be->record(*e2, *s);
+  be->synchronize(*e2);
+  CHECK(be->elapsed_ns(*e1, *e2) >= 20'000'000.0);
+
+  // A stretched copy is still a correct copy.
+  const std::size_t bytes = 1_MiB + 5;
+  host_memory src(*be, bytes, host_kind::pinned);
+  host_memory dst(*be, bytes, host_kind::pinned);
+  auto dev = be->alloc_device(bytes);
+  fill(src.buffer->data(), bytes, 3);
+  be->copy_async(dev->data(), src.buffer->data(), bytes, copy_dir::h2d, *s);
+  be->copy_async(dst.buffer->data(), dev->data(), bytes, copy_dir::d2h, *s);
+  be->synchronize(*s);
+  CHECK(first_mismatch(dst.buffer->data(), bytes, 3) == bytes);
+}

@@ -134,7 +134,12 @@ TEST_CASE("the threshold is the largest of the option, the scenario's gate and t
   }
 }
 
-TEST_CASE("too few samples are inconclusive, constant samples are compared exactly",
+gate::comparison compare_deterministic(const std::string& better, const std::vector<double>& base,
+                                       const std::vector<double>& current) {
+  return gate::compare(one_deterministic(better, base), one_deterministic(better, current), {});
+}
+
+TEST_CASE("too few samples are inconclusive; only what an engine declares deterministic is exact",
           "[gate][verdict]") {
   SECTION("two samples a side") {
     const auto& r = only_row(compare_one("lower", {100, 101}, {150, 151}));
@@ -150,22 +155,48 @@ TEST_CASE("too few samples are inconclusive, constant samples are compared exact
     CHECK(r.result == gate::verdict::inconclusive);
     CHECK(r.reason.find("too few samples") != std::string::npos);
   }
-  SECTION("repeated equal timed samples are compared exactly") {
-    CHECK(only_row(compare_one("lower", {1000, 1000, 1000}, {1300, 1300})).result ==
-          gate::verdict::regression);
+  SECTION("repeated equal timed samples are judged statistically, not exactly") {
+    // Three equal samples a side cannot reach p < 0.05 (the exact test's floor is 0.1).
+    const auto r = only_row(compare_one("lower", {1000, 1000, 1000}, {1300, 1300, 1300}));
+    CHECK(r.result == gate::verdict::inconclusive);
+    CHECK_FALSE(r.deterministic);
+    CHECK(r.p_value.has_value());
+  }
+  SECTION("a counted value the engine did not declare deterministic is not exact") {
+    // peak_pinned_bytes of a loader depends on thread timing: one sample a side says nothing.
+    const auto r = only_row(compare_one("lower", {48.0 * 1024 * 1024}, {40.0 * 1024 * 1024}, {},
+                                        "bytes"));
+    CHECK(r.result == gate::verdict::inconclusive);
+    CHECK(r.reason.find("too few samples") != std::string::npos);
   }
   SECTION("a deterministic counter (one sample each) that grew 30%") {
-    const auto c = compare_one("lower", {1000}, {1300}, {}, "bytes");
+    const auto c = compare_deterministic("lower", {1000}, {1300});
     const auto& r = only_row(c);
+    CHECK(r.deterministic);
     CHECK(r.result == gate::verdict::regression);
     CHECK(r.ratio == Approx(1.3));
     CHECK_FALSE(r.p_value.has_value());
-    CHECK(r.reason.find("every sample equal") != std::string::npos);
+    CHECK(r.reason.find("deterministic") != std::string::npos);
     CHECK(c.exit_code() == 1);
   }
   SECTION("a deterministic counter that did not move") {
-    CHECK(only_row(compare_one("lower", {4096, 4096}, {4096}, {}, "count")).result ==
+    CHECK(only_row(compare_deterministic("lower", {4096, 4096}, {4096})).result ==
           gate::verdict::unchanged);
+  }
+  SECTION("a deterministic counter is exact however noisy the rest is: no noise floor") {
+    gate::options o;
+    o.noise_multiple = 100;
+    const auto r = only_row(
+        gate::compare(one_deterministic("lower", {1000}), one_deterministic("lower", {1060}), o));
+    CHECK(r.result == gate::verdict::regression);
+    CHECK(r.threshold == Approx(0.05));
+  }
+  SECTION("deterministic on one side only (an older baseline) is judged statistically") {
+    const auto r = only_row(
+        gate::compare(one_metric("lower", {1000}, "bytes", "reserved_bytes.all.peak"),
+                      one_deterministic("lower", {1300}), {}));
+    CHECK_FALSE(r.deterministic);
+    CHECK(r.result == gate::verdict::inconclusive);
   }
   SECTION("both medians zero") {
     CHECK(only_row(compare_one("lower", {0, 0, 0}, {0, 0, 1})).result == gate::verdict::unchanged);
@@ -315,4 +346,109 @@ TEST_CASE("the same inputs and seed give the same comparison, and thresholds par
   CHECK_FALSE(gate::parse_threshold("abc"));
   CHECK_FALSE(gate::parse_threshold("%"));
   CHECK_FALSE(gate::parse_threshold("5%%"));
+}
+
+TEST_CASE("with rounds, the interval and the threshold follow the spread between rounds",
+          "[gate][rounds]") {
+  // Each round is tight (0.5% noise) but the rounds sit 8% apart: what happens from process to
+  // process on a shared machine. Pooled samples would call a 6% shift a sure regression.
+  const auto rounds = [](double shift, std::uint64_t seed) {
+    std::vector<std::vector<double>> out;
+    const double centers[] = {1000, 1080, 960};
+    for (std::size_t k = 0; k < 3; ++k)
+      out.push_back(synthetic(centers[k] * shift, 0.005, 20, seed + k));
+    return out;
+  };
+  const auto base = one_metric_in_rounds("lower", rounds(1.0, 10));
+  const auto same_code = one_metric_in_rounds("lower", rounds(1.06, 20));
+
+  SECTION("a shift within the rounds' spread is not a regression") {
+    const auto r = only_row(gate::compare(base, same_code, {}));
+    CHECK(r.base.rounds == 3);
+    CHECK(r.current.rounds == 3);
+    CHECK(r.round_noise);
+    CHECK(r.noise > 0.03);
+    CHECK(r.source == gate::threshold_source::noise);
+    CHECK(r.result != gate::verdict::regression);
+    CHECK(r.reason.find("between rounds") != std::string::npos);
+  }
+  SECTION("the same samples without their rounds give a narrower interval") {
+    auto flat_base = base, flat_current = same_code;
+    flat_base.scenarios[0].cases[0].metrics[0].rounds.clear();
+    flat_current.scenarios[0].cases[0].metrics[0].rounds.clear();
+    const auto flat = only_row(gate::compare(flat_base, flat_current, {}));
+    const auto by_round = only_row(gate::compare(base, same_code, {}));
+    CHECK_FALSE(flat.round_noise);
+    CHECK(flat.base.rounds == 1);
+    CHECK(*flat.ci_hi - *flat.ci_lo < *by_round.ci_hi - *by_round.ci_lo);
+  }
+  SECTION("a slowdown well beyond the rounds' spread is still caught") {
+    const auto slow = one_metric_in_rounds("lower", rounds(1.5, 30));
+    const auto c = gate::compare(base, slow, {});
+    CHECK(only_row(c).result == gate::verdict::regression);
+    CHECK(c.exit_code() == 1);
+  }
+}
+
+TEST_CASE("a baseline history: several results merge into one side, rounds kept apart",
+          "[gate][rounds]") {
+  std::vector<bench::run_result> history;
+  for (std::uint64_t k = 0; k < 3; ++k)
+    history.push_back(one_metric_in_rounds(
+        "lower", {synthetic(1000 + 30.0 * static_cast<double>(k), 0.01, 8, k),
+                  synthetic(1010, 0.01, 8, k + 10)}));
+  history.push_back(one_metric("lower", synthetic(990, 0.01, 8, 99)));  // an older file: no rounds
+  const auto merged = bench::merge_runs(history);
+  REQUIRE(merged.scenarios.size() == 1);
+  REQUIRE(merged.scenarios[0].cases.size() == 1);
+  const auto& m = merged.scenarios[0].cases[0].metrics[0];
+  CHECK(merged.repeat == 7);
+  CHECK(m.samples.size() == 56);
+  REQUIRE(m.rounds.size() == m.samples.size());
+  // Files 0..2 hold rounds {0,1}, {2,3}, {4,5}; the file without rounds is round 6.
+  CHECK(m.rounds.front() == 0);
+  CHECK(m.rounds[8] == 1);
+  CHECK(m.rounds[16] == 2);
+  CHECK(m.rounds.back() == 6);
+  CHECK(merged.scenarios[0].cases[0].extra["rounds"] == 7);
+
+  const auto c = gate::compare(merged, one_metric("lower", synthetic(1000, 0.01, 8, 5)), {});
+  const auto& r = c.rows.at(0);
+  CHECK(r.base.rounds == 7);
+  CHECK(r.current.rounds == 1);
+  CHECK(r.round_noise);
+  CHECK(r.result != gate::verdict::regression);
+}
+
+TEST_CASE("merging rounds keeps every completed round and the worst status", "[gate][rounds]") {
+  const auto round = [](double v, std::string status = "ok") {
+    auto c = make_case("bytes=1MiB", {make_metric("copy_time", "ns", "lower", {v, v + 1})});
+    c.status = std::move(status);
+    if (c.status != "ok") {
+      c.metrics.clear();
+      c.message = "boom";
+    }
+    return c;
+  };
+  SECTION("labels follow the rounds") {
+    const auto c = bench::merge_rounds({round(10), round(20), round(30)}, {0, 1, 2});
+    CHECK(c.status == "ok");
+    CHECK(c.metrics[0].samples == std::vector<double>{10, 11, 20, 21, 30, 31});
+    CHECK(c.metrics[0].rounds == std::vector<std::uint32_t>{0, 0, 1, 1, 2, 2});
+  }
+  SECTION("an interrupted round is left out with a warning") {
+    const auto c = bench::merge_rounds({round(10), round(0, "interrupted")}, {0, 1});
+    CHECK(c.status == "ok");
+    CHECK(c.metrics[0].samples.size() == 2);
+    CHECK(c.warnings.at(0).find("round 2 was interrupted") != std::string::npos);
+  }
+  SECTION("a failed round fails the case, naming the round") {
+    const auto c = bench::merge_rounds({round(10), round(0, "error")}, {0, 1});
+    CHECK(c.status == "error");
+    CHECK(c.message == "round 2: boom");
+  }
+  SECTION("one round stays as it is") {
+    const auto c = bench::merge_rounds({round(10)}, {0});
+    CHECK(c.metrics[0].rounds.empty());
+  }
 }

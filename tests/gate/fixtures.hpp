@@ -88,6 +88,28 @@ inline bench::run_result one_metric(const std::string& better, std::vector<doubl
       {make_case("bytes=1MiB", {make_metric(metric, unit, better, std::move(samples))})})});
 }
 
+/// The same as one_metric, the metric declared deterministic by its engine.
+inline bench::run_result one_deterministic(const std::string& better, std::vector<double> samples,
+                                           const std::string& unit = "bytes") {
+  auto r = one_metric(better, std::move(samples), unit, "reserved_bytes.all.peak");
+  r.scenarios[0].cases[0].metrics[0].deterministic = true;
+  return r;
+}
+
+/// One metric measured in rounds: `rounds[k]` are the samples of round k.
+inline bench::run_result one_metric_in_rounds(const std::string& better,
+                                              const std::vector<std::vector<double>>& rounds) {
+  bench::metric m = make_metric("copy_time", "ns", better, {});
+  for (std::size_t k = 0; k < rounds.size(); ++k)
+    for (double x : rounds[k]) {
+      m.samples.push_back(x);
+      m.rounds.push_back(static_cast<std::uint32_t>(k));
+    }
+  auto r = make_result({make_scenario("s", "transfer", {make_case("bytes=1MiB", {m})})});
+  r.repeat = static_cast<std::uint32_t>(rounds.size());
+  return r;
+}
+
 inline void write_result(const std::filesystem::path& path, const bench::run_result& r) {
   std::ofstream(path) << report::to_json(r).dump(2) << "\n";
 }

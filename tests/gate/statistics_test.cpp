@@ -161,3 +161,38 @@ TEST_CASE("the bootstrap interval of the ratio of medians is seeded and sensible
   CHECK_FALSE(std::isnan(inf.lo));
   CHECK(std::isinf(inf.hi));
 }
+
+TEST_CASE("the two-level bootstrap widens with the spread between rounds", "[gate][statistics]") {
+  const gate::round_samples tight_base{{100, 101, 99, 100}, {100, 100, 101, 99}, {99, 100, 101, 100}};
+  const gate::round_samples spread_base{{90, 91, 89, 90}, {100, 100, 101, 99}, {110, 111, 109, 110}};
+  const gate::round_samples current{{100, 101, 99, 100}, {101, 100, 99, 100}, {100, 99, 101, 100}};
+  const auto tight = gate::bootstrap_ratio_of_medians(tight_base, current, 0.95, 2000, 7);
+  const auto spread = gate::bootstrap_ratio_of_medians(spread_base, current, 0.95, 2000, 7);
+  CHECK(tight.hi - tight.lo < 0.03);
+  CHECK(spread.hi - spread.lo > 0.1);
+  CHECK(spread.lo <= 1.0);
+  CHECK(spread.hi >= 1.0);
+  // Seeded: the same inputs give the same interval.
+  const auto again = gate::bootstrap_ratio_of_medians(spread_base, current, 0.95, 2000, 7);
+  CHECK(again.lo == spread.lo);
+  CHECK(again.hi == spread.hi);
+  // One round a side is the one-level bootstrap of the pooled samples.
+  const gate::round_samples one_a{{1, 2, 3, 4, 5}}, one_b{{2, 3, 4, 5, 6}};
+  const std::vector<double> a{1, 2, 3, 4, 5}, b{2, 3, 4, 5, 6};
+  const auto two = gate::bootstrap_ratio_of_medians(one_a, one_b, 0.9, 500, 3);
+  const auto flat = gate::bootstrap_ratio_of_medians(a, b, 0.9, 500, 3);
+  CHECK(two.lo == Approx(flat.lo));
+  CHECK(two.hi == Approx(flat.hi));
+}
+
+TEST_CASE("the noise between rounds pools both sides around their own means",
+          "[gate][statistics]") {
+  const gate::round_samples one{{100}};
+  CHECK(gate::between_round_noise(one, one) == 0);
+  // Round medians 90, 110 (mean 100): deviations of 10% each, one degree of freedom.
+  const gate::round_samples spread{{90, 90}, {110, 110}};
+  CHECK(gate::between_round_noise(spread, one) == Approx(std::sqrt(0.02)));
+  // The other side shifted by 50% adds no noise of its own when its rounds agree.
+  const gate::round_samples shifted{{150}, {150}};
+  CHECK(gate::between_round_noise(spread, shifted) == Approx(std::sqrt(0.02 / 2)));
+}

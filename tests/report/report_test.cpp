@@ -427,3 +427,46 @@ TEST_CASE("Markdown matches its golden file", "[report]") {
   CHECK(md.find("ulimit -l unlimited") != std::string::npos);
   CHECK(md.find('\x1b') == std::string::npos);
 }
+
+TEST_CASE("rounds and the deterministic flag read back; a rounds list of the wrong length is an error",
+          "[report][rounds]") {
+  bench::run_result r;
+  r.tool_version = "0.1.0";
+  r.backend = "host";
+  r.repeat = 2;
+  bench::scenario_result s;
+  s.name = "s";
+  s.kind = "allocator";
+  bench::case_result c;
+  c.id = "a";
+  auto& t = c.add("alloc_latency", "ns", "lower");
+  t.samples = {1, 2, 3, 4};
+  t.rounds = {0, 0, 1, 1};
+  auto& k = c.add("num_device_alloc", "count", "lower");
+  k.samples = {12, 12};
+  k.deterministic = true;
+  k.rounds = {0, 1};
+  s.cases.push_back(c);
+  r.scenarios.push_back(s);
+  const auto j = report::to_json(r);
+  CHECK(j["repeat"] == 2);
+  CHECK_FALSE(j["scenarios"][0]["cases"][0]["metrics"]["alloc_latency"].contains("deterministic"));
+  CHECK(j["scenarios"][0]["cases"][0]["metrics"]["num_device_alloc"]["deterministic"] == true);
+  const auto back = report::from_json(j, "r.json");
+  CHECK(back.repeat == 2);
+  const auto& m = back.scenarios[0].cases[0];
+  CHECK(m.find("alloc_latency")->rounds == std::vector<std::uint32_t>{0, 0, 1, 1});
+  CHECK(m.find("num_device_alloc")->deterministic);
+  CHECK_FALSE(m.find("alloc_latency")->deterministic);
+
+  auto bad = j;
+  bad["scenarios"][0]["cases"][0]["metrics"]["alloc_latency"]["rounds"] = {0, 1};
+  try {
+    (void)report::from_json(bad, "r.json");
+    FAIL("a short rounds list was accepted");
+  } catch (const input_error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("r.json") != std::string::npos);
+    CHECK(what.find("rounds") != std::string::npos);
+  }
+}

@@ -145,7 +145,7 @@ op op_queue::pop() noexcept {
 
 // ---- engine -----------------------------------------------------------------------------------
 
-engine::engine() : thread_([this] { run(); }) {
+engine::engine(double slowdown) : slowdown_(slowdown), thread_([this] { run(); }) {
   ::pthread_setname_np(thread_.native_handle(), "pinbench-stream");
 }
 
@@ -198,17 +198,22 @@ void engine::run() noexcept {
   }
 }
 
-void engine::execute(op& o) noexcept {
+void engine::execute(op& o) const noexcept {
   switch (o.what) {
-    case op::kind::copy:
+    case op::kind::copy: {
+      const std::int64_t start = slowdown_ > 0 ? now_ns() : 0;
       std::memcpy(o.dst, o.src, o.bytes);
+      // The slow fault stretches the copy as a slower link would: the stream stays busy.
+      if (slowdown_ > 0)
+        occupy_for_ns(static_cast<std::int64_t>(static_cast<double>(now_ns() - start) * slowdown_));
       if (o.ring != nullptr) o.ring->hand_back(o.slot);
       break;
+    }
     case op::kind::compute:
       // Device work keeps its stream busy for the duration, but a GPU kernel takes no host
       // CPU: sleep through most of it and spin only the end, for a precise finish, so that
       // emulated compute does not steal a core from the host work it overlaps (loader workers).
-      occupy_for_ns(o.duration_ns);
+      occupy_for_ns(static_cast<std::int64_t>(static_cast<double>(o.duration_ns) * (1 + slowdown_)));
       break;
     case op::kind::record:
       o.event->complete(o.generation, now_ns());

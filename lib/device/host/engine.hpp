@@ -103,7 +103,9 @@ class op_queue {
 /// order they were enqueued. The destructor drains the queue and joins the thread.
 class engine {
  public:
-  engine();
+  /// `slowdown` (0 = none; 0.2 = 20%) makes every copy and compute take that much longer: the
+  /// host fault `slow=P%`, a known regression for testing a performance gate.
+  explicit engine(double slowdown = 0);
   ~engine();
   engine(const engine&) = delete;
   engine& operator=(const engine&) = delete;
@@ -114,7 +116,7 @@ class engine {
 
  private:
   void run() noexcept;
-  static void execute(op& o) noexcept;
+  void execute(op& o) const noexcept;
 
   std::mutex mutex_;
   std::condition_variable work_cv_;
@@ -123,6 +125,7 @@ class engine {
   std::uint64_t enqueued_ = 0;
   std::uint64_t completed_ = 0;
   bool stopping_ = false;
+  const double slowdown_;
   std::thread thread_;  // last: started once everything above exists
 };
 

@@ -206,7 +206,8 @@ class host_memory_buffer final : public host_buffer {
 
 class host_stream final : public stream {
  public:
-  explicit host_stream(std::shared_ptr<device_core> core) : core_(std::move(core)) {
+  explicit host_stream(std::shared_ptr<device_core> core)
+      : core_(std::move(core)), engine_(core_->options().host_slowdown) {
     core_->add_engine(&engine_);
   }
   // Unregistered first, so that no device-wide synchronisation waits on it; engine_'s own
