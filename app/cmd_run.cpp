@@ -10,6 +10,7 @@
 
 #include "bench/engine.hpp"
 #include "commands.hpp"
+#include "round_processes.hpp"
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -37,7 +38,33 @@ struct run_args {
   std::uint64_t max_cases = scenario::default_max_cases;
   std::string snapshot;
   std::uint32_t repeat = 1;
+  std::string rounds_in = "processes";
+  std::optional<std::uint32_t> round;  ///< hidden: this process is that round of `repeat`
 };
+
+// What each round's process is given: everything that shapes the measurement, the backend as
+// resolved here (so that every round measures the same device).
+std::vector<std::string> round_run_args(const run_args& a, std::string_view backend) {
+  std::vector<std::string> out{"run"};
+  out.insert(out.end(), a.inputs.begin(), a.inputs.end());
+  for (const auto& s : a.sets) {
+    out.emplace_back("--set");
+    out.push_back(s);
+  }
+  for (const auto& f : a.host_faults) {
+    out.emplace_back("--host-fault");
+    out.push_back(f);
+  }
+  if (!a.host_capacity.empty()) {
+    out.emplace_back("--host-capacity");
+    out.push_back(a.host_capacity);
+  }
+  for (const auto& x : {std::string("--backend"), std::string(backend), std::string("--seed"),
+                        std::to_string(a.seed), std::string("--max-cases"),
+                        std::to_string(a.max_cases)})
+    out.push_back(x);
+  return out;
+}
 
 // "[3/12] transfer-size memory=pinned,bytes=1MiB" on one rewritten stderr line, shown only on a
 // terminal and only once the run has lasted a second.
@@ -179,25 +206,42 @@ int run(const run_args& a) {
   if (!a.quiet)
     std::fprintf(stderr, "pinbench: %zu scenario(s), %zu case(s)%s on the %s backend%s\n",
                  scenarios.size(), total,
-                 a.repeat > 1 ? fmt::format(" x {} rounds", a.repeat).c_str() : "",
+                 a.repeat > 1 ? fmt::format(" x {} rounds{}", a.repeat,
+                                            a.rounds_in == "processes" ? " (a process each)" : "")
+                                    .c_str()
+                              : "",
                  std::string(dev->name()).c_str(),
                  dev->name() == "host" ? " (host emulation: no GPU figures)" : "");
 
-  progress_line progress(!a.quiet);
-  const case_log log(!a.quiet);
-  bench::run_options ro;
-  ro.overrides = overrides;
-  ro.seed = a.seed;
-  ro.command_line = command_line();
-  ro.want_snapshots = !a.snapshot.empty();
-  ro.max_cases = a.max_cases;
-  ro.repeat = a.repeat;
-  ro.on_case = [&](std::size_t i, std::size_t n, const std::string& s, const std::string& id) {
-    progress.on_case(i, n, s, id);
-  };
-  ro.on_case_done = [&](std::size_t i, std::size_t n, const std::string& s,
-                        const bench::case_result& c) { log.on_done(i, n, s, c); };
-  bench::run_result result = bench::run_scenarios(scenarios, *dev, ro);
+  const bool in_processes = a.repeat > 1 && a.rounds_in == "processes" && !a.round;
+  bench::run_result result;
+  if (in_processes) {
+    round_process_plan plan;
+    plan.run_args = round_run_args(a, dev->name());
+    plan.rounds = a.repeat;
+    plan.snapshot = a.snapshot;
+    plan.quiet = a.quiet;
+    dev.reset();  // each round opens the device itself: this process holds none of its memory
+    result = run_rounds_in_processes(plan);
+    result.command_line = command_line();
+  } else {
+    progress_line progress(!a.quiet);
+    const case_log log(!a.quiet);
+    bench::run_options ro;
+    ro.overrides = overrides;
+    ro.seed = a.seed;
+    ro.command_line = command_line();
+    ro.want_snapshots = !a.snapshot.empty();
+    ro.max_cases = a.max_cases;
+    ro.repeat = a.repeat;
+    ro.only_round = a.round;
+    ro.on_case = [&](std::size_t i, std::size_t n, const std::string& s, const std::string& id) {
+      progress.on_case(i, n, s, id);
+    };
+    ro.on_case_done = [&](std::size_t i, std::size_t n, const std::string& s,
+                          const bench::case_result& c) { log.on_done(i, n, s, c); };
+    result = bench::run_scenarios(scenarios, *dev, ro);
+  }
   // A Ctrl-C after the last case still says "interrupted" by its exit code; the result is whole.
   const bool interrupted = result.interrupted || interrupt_requested();
 
@@ -215,7 +259,7 @@ int run(const run_args& a) {
     if (saved && a.out != "-" && !a.quiet)
       std::fprintf(stderr, "pinbench: result written to %s\n", a.out.c_str());
   }
-  if (!a.snapshot.empty()) {
+  if (!a.snapshot.empty() && !in_processes) {  // with rounds in processes, the first wrote it
     try {
       const std::size_t n = write_snapshots(result, a.snapshot);
       if (!a.quiet)
@@ -286,6 +330,14 @@ runner add_run(CLI::App& app) {
                   "spread between rounds, which within-round samples cannot see")
       ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{1000}))
       ->capture_default_str();
+  sub->add_option("--rounds-in", a->rounds_in,
+                  "With --repeat: processes = each round in a fresh pinbench process (sees what "
+                  "differs from run to run: placement, heap, clock); one-process = every round "
+                  "in this one (cheaper; sees drift only)")
+      ->check(CLI::IsMember({"processes", "one-process"}))
+      ->capture_default_str();
+  // The rounds' processes are started with this; not for people.
+  sub->add_option("--round", a->round, "")->group("");
   sub->add_option("--max-cases", a->max_cases,
                   "Refuse a scenario whose matrix expands to more cases than this")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{UINT64_MAX}))

@@ -3,9 +3,9 @@
 # exits with `pinbench compare`'s code. Two ways:
 #
 #   scripts/ci-gate.sh BASELINE [pinbench run args...]
-#       runs the suite (--repeat GATE_REPEAT rounds) and compares it with BASELINE: a result
-#       file, or a folder of them (the last runs of main: the gate takes the run-to-run noise
-#       from them).
+#       runs the suite (--repeat GATE_REPEAT, a process per round) and compares it with
+#       BASELINE: a result file, or a folder of them (the last runs of main: the gate takes
+#       the run-to-run noise from them).
 #   scripts/ci-gate.sh --ab OLD_PINBENCH NEW_PINBENCH [pinbench run args...]
 #       A/B on one runner, for those without a quiet baseline machine: runs the two binaries
 #       alternately, GATE_ROUNDS processes each (old, new, new, old, old, ...: drift of the

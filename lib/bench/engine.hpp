@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,9 @@ struct run_options {
   /// seeded random order, so that slow drift of the machine spreads over all of them; the
   /// samples keep the round they came from (metric::rounds).
   std::uint32_t repeat = 1;
+  /// Run only this round of the `repeat` (its order as in a run of them all), unlabelled: one
+  /// process of `run --repeat K` with rounds in processes.
+  std::optional<std::uint32_t> only_round;
   /// Refuse a scenario whose matrix expands to more cases than this (see scenario::expand).
   std::uint64_t max_cases = scenario::default_max_cases;
 };

@@ -91,7 +91,7 @@ run_result run_scenarios(const std::vector<scenario::scenario>& scenarios, devic
 
   run_context ctx{dev, options.seed, options.want_snapshots};
   const std::uint32_t repeat = std::max<std::uint32_t>(options.repeat, 1);
-  result.repeat = repeat;
+  result.repeat = options.only_round ? 1 : repeat;
   std::vector<std::unique_ptr<engine>> engines;
   for (const auto& s : scenarios) engines.push_back(make_engine(s.kind));
 
@@ -102,7 +102,7 @@ run_result run_scenarios(const std::vector<scenario::scenario>& scenarios, devic
     rounds[i].resize(cases[i].size());
     for (std::size_t j = 0; j < cases[i].size(); ++j) order.emplace_back(i, j);
   }
-  const std::size_t total_runs = total * repeat;
+  const std::size_t total_runs = options.only_round ? total : total * repeat;
   // A scenario the run got to is in the result, even if Ctrl-C came before its first case.
   std::vector<bool> reached(scenarios.size(), false);
   std::size_t index = 0;
@@ -113,6 +113,7 @@ run_result run_scenarios(const std::vector<scenario::scenario>& scenarios, devic
     if (repeat > 1)
       for (std::size_t k = order.size(); k > 1; --k)
         std::swap(order[k - 1], order[shuffle_rng() % k]);
+    if (options.only_round && *options.only_round != round) continue;
     for (const auto& [i, j] : order) {
       reached[i] = true;
       if (interrupt_requested()) {

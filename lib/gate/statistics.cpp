@@ -34,11 +34,6 @@ double quantile_with_inf(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
 }
 
-double resampled_median(std::span<const double> from, std::vector<double>& scratch, rng& g) {
-  scratch.resize(from.size());
-  for (auto& x : scratch) x = from[g.below(from.size())];
-  return median_in_place(scratch);
-}
 
 // Two-sided exact p-value of the rank sum of `k` items drawn from items with the given doubled
 // midrank scores, all C(N, k) subsets being equally likely (the permutation distribution given
@@ -123,24 +118,6 @@ double relative_noise(std::span<const double> samples) {
   return 1.4826 * median_in_place(deviations) / std::fabs(m);
 }
 
-interval bootstrap_ratio_of_medians(std::span<const double> base, std::span<const double> current,
-                                    double confidence, std::size_t resamples, std::uint64_t seed) {
-  rng g(seed);
-  std::vector<double> scratch, ratios;
-  ratios.reserve(resamples);
-  for (std::size_t i = 0; i < resamples; ++i) {
-    const double b = resampled_median(base, scratch, g);
-    const double c = resampled_median(current, scratch, g);
-    if (b != 0)
-      ratios.push_back(c / b);
-    else
-      ratios.push_back(c == 0 ? 1.0 : std::numeric_limits<double>::infinity());
-  }
-  std::sort(ratios.begin(), ratios.end());
-  const double tail = (1 - confidence) / 2;
-  return {quantile_with_inf(ratios, tail), quantile_with_inf(ratios, 1 - tail)};
-}
-
 namespace {
 
 // One draw of the two-level bootstrap: rounds with replacement, then samples within them.
@@ -173,6 +150,14 @@ interval bootstrap_ratio_of_medians(const round_samples& base, const round_sampl
   std::sort(ratios.begin(), ratios.end());
   const double tail = (1 - confidence) / 2;
   return {quantile_with_inf(ratios, tail), quantile_with_inf(ratios, 1 - tail)};
+}
+
+interval bootstrap_ratio_of_medians(std::span<const double> base, std::span<const double> current,
+                                    double confidence, std::size_t resamples, std::uint64_t seed) {
+  // One round a side: the two-level bootstrap draws no round, so this is the plain bootstrap.
+  const round_samples b{std::vector<double>(base.begin(), base.end())};
+  const round_samples c{std::vector<double>(current.begin(), current.end())};
+  return bootstrap_ratio_of_medians(b, c, confidence, resamples, seed);
 }
 
 double between_round_noise(const round_samples& base, const round_samples& current) {

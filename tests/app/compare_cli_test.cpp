@@ -330,3 +330,33 @@ TEST_CASE("ci-gate.sh --ab: alternates two binaries, one round per process, and 
   CHECK(j["rows"][0]["current"]["rounds"] == 2);
   fs::remove_all(dir);
 }
+
+TEST_CASE("run --repeat: rounds in processes (the default) or in one, samples labelled either way",
+          "[app][rounds]") {
+  const auto dir = fresh_dir("repeat-modes");
+  const std::string tiny =
+      "run builtin:transfer-modes --backend host --set bytes=64KiB --set sampling.min_samples=3"
+      " --set sampling.max_samples=3 --set sampling.min_time=0 --set sampling.warmup=0 --repeat 2";
+  for (const std::string mode : {"", " --rounds-in one-process"}) {
+    INFO(mode);
+    const auto out = dir / "r.json";
+    const auto o = run_pinbench(tiny + mode + " --out " + out.string());
+    INFO(o.err);
+    REQUIRE(o.code == 0);
+    CHECK(o.err.find("x 2 rounds") != std::string::npos);
+    CHECK((o.err.find("round 2 of 2 (its own process): done") != std::string::npos) ==
+          mode.empty());
+    const auto j = nlohmann::json::parse(slurp(out));
+    CHECK(j["repeat"] == 2);
+    CHECK(j["command_line"].get<std::string>().find("--repeat 2") != std::string::npos);
+    const auto& cases = j["scenarios"][0]["cases"];
+    REQUIRE(cases.size() == 4);
+    for (const auto& c : cases) {
+      CHECK(c["status"] == "ok");
+      const auto& m = c["metrics"]["bandwidth"];
+      CHECK(m["samples"].size() == 6);
+      CHECK(m["rounds"] == nlohmann::json::array({0, 0, 0, 1, 1, 1}));
+    }
+  }
+  fs::remove_all(dir);
+}

@@ -568,6 +568,37 @@ TEST_CASE("faults: SIGINT inside a long case of each kind ends the run within a 
   fs::remove_all(dir);
 }
 
+TEST_CASE("faults: SIGINT during run --repeat with rounds in processes: exit 130, round kept",
+          "[app][faults][signal][timing]") {
+  const fs::path dir = fresh_dir("faults-sigint-rounds");
+  write(dir / "s.json",
+        scenario("long", "transfer", R"({"bytes": "4MiB", "copies_per_sample": 8})", "",
+                 R"({"warmup": 1, "min_samples": 1000000, "max_samples": 1000000,
+                     "max_noise": 0, "min_time": "60s", "timeout": "60s"})"));
+  const double scale = time_scale();
+  const fs::path out = dir / "r.json";
+  const child c = spawn({"run", (dir / "s.json").string(), "--backend", "host", "--repeat", "3",
+                         "--out", out.string()},
+                        dir / "stdout", dir / "stderr");
+  std::this_thread::sleep_until(c.started + std::chrono::duration<double>(1.0 * scale));
+  const auto signalled = clock_type::now();
+  REQUIRE(::kill(c.pid, SIGINT) == 0);  // the parent only: it passes the signal on
+  const int status = wait_for(c, std::chrono::milliseconds(static_cast<int>(30'000 * scale)));
+  const double exit_s = seconds_since(signalled);
+  INFO(slurp(dir / "stderr"));
+  REQUIRE(status != -1);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(exit_s < 2.0 * scale);
+  const json j = read_json(out);
+  CHECK(j["interrupted"] == true);
+  REQUIRE(j["scenarios"][0]["cases"].size() == 1);
+  CHECK(j["scenarios"][0]["cases"][0]["status"] == "interrupted");
+  CHECK(slurp(dir / "stderr").find("round 1 of 3 (its own process): interrupted") !=
+        std::string::npos);
+  fs::remove_all(dir);
+}
+
 // ---- 5. an output that cannot be written ----------------------------------------------------
 
 TEST_CASE("faults: an output path that cannot be written is exit 2 before anything is measured",

@@ -1,0 +1,138 @@
+// Rounds of `run --repeat` in processes of their own; see round_processes.hpp.
+#include "round_processes.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "report/report.hpp"
+
+extern char** environ;
+
+namespace pinbench::app {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A private folder for the rounds' result files, removed with everything in it.
+class scratch_dir {
+ public:
+  scratch_dir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") +
+                       "/pinbench-rounds-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr)
+      throw environment_error("cannot make a folder for the rounds in " + tmpl + ": " +
+                              std::strerror(errno));
+    path_ = tmpl;
+  }
+  ~scratch_dir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  scratch_dir(const scratch_dir&) = delete;
+  scratch_dir& operator=(const scratch_dir&) = delete;
+  [[nodiscard]] const fs::path& path() const noexcept { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Starts `argv` with stdout on /dev/null (the round's table is not shown; its result is read).
+pid_t spawn(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, args.front().c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0)
+    throw environment_error("cannot start a round (" + args.front() + "): " + std::strerror(rc));
+  return pid;
+}
+
+// Waits for the round, passing a Ctrl-C on to it once. Returns its exit code (128 + signal).
+int wait_for(pid_t pid) {
+  bool forwarded = false;
+  for (;;) {
+    int status = 0;
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) {
+      if (WIFEXITED(status)) return WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+      continue;
+    }
+    if (done < 0 && errno != EINTR)
+      throw environment_error(std::string("lost a round's process: ") + std::strerror(errno));
+    if (!forwarded && interrupt_requested()) {
+      ::kill(pid, SIGINT);
+      forwarded = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+}  // namespace
+
+bench::run_result run_rounds_in_processes(const round_process_plan& plan) {
+  scratch_dir dir;
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  std::vector<bench::run_result> rounds;
+  bool interrupted = false;
+  for (std::uint32_t r = 0; r < plan.rounds && !interrupt_requested(); ++r) {
+    const std::string out = (dir.path() / fmt::format("round-{}.json", r)).string();
+    std::vector<std::string> args{self};
+    args.insert(args.end(), plan.run_args.begin(), plan.run_args.end());
+    for (const auto& a : {std::string("--repeat"), std::to_string(plan.rounds),
+                          std::string("--round"), std::to_string(r), std::string("--out"), out,
+                          std::string("--quiet")})
+      args.push_back(a);
+    if (r == 0 && !plan.snapshot.empty()) {
+      args.emplace_back("--snapshot");
+      args.push_back(plan.snapshot);
+    }
+    const std::int64_t t0 = now_ns();
+    const int code = wait_for(spawn(args));
+    // 0 and 1 (a failed case) leave a whole result; 130 one with what the round completed.
+    if (code != 0 && code != 1 && code != exit_interrupted)
+      throw environment_error(fmt::format(
+          "round {} of {} (a pinbench process of its own) exited with {}{}", r + 1, plan.rounds,
+          code, code == exit_input ? ": an input error the first check missed" : ""));
+    if (!fs::exists(out))
+      throw environment_error(fmt::format("round {} of {} wrote no result", r + 1, plan.rounds));
+    rounds.push_back(report::read_result_file(out));
+    interrupted = interrupted || rounds.back().interrupted || code == exit_interrupted;
+    if (!plan.quiet)
+      std::fprintf(stderr, "pinbench: round %u of %u (its own process): %s (%.1f s)\n", r + 1,
+                   plan.rounds, code == exit_interrupted ? "interrupted" : "done",
+                   static_cast<double>(now_ns() - t0) / 1e9);
+    if (code == exit_interrupted) break;
+  }
+  if (rounds.empty()) {
+    bench::run_result none;
+    none.interrupted = true;
+    return none;
+  }
+  auto merged = bench::merge_runs(std::move(rounds));
+  merged.interrupted = interrupted || interrupt_requested();
+  return merged;
+}
+
+}  // namespace pinbench::app
