@@ -14,7 +14,7 @@
 # Environment:
 #   PINBENCH       the executable (default: build/app/pinbench of this checkout)
 #   PAIRS          comparisons of each kind (default 10)
-#   HISTORY        baseline results per comparison (default 1: one file; more: a history)
+#   HISTORY        baseline results per comparison (default 3, a history; 1: one file)
 #   REPEAT         rounds per run (default 3: the recommended setting)
 #   SLOW           the injected slowdown (default 20%)
 #   COMPARE_ARGS   extra arguments for pinbench compare (default: none, the recommended settings)
@@ -30,7 +30,7 @@ fi
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PINBENCH=${PINBENCH:-$root/build/app/pinbench}
 pairs=${PAIRS:-10}
-history=${HISTORY:-1}
+history=${HISTORY:-3}
 repeat=${REPEAT:-3}
 slow=${SLOW:-20%}
 for v in "PAIRS=$pairs" "REPEAT=$repeat" "HISTORY=$history"; do
