@@ -3,6 +3,7 @@
 // differ by an order of magnitude when the semantics are right.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <thread>
 
@@ -76,8 +77,9 @@ TEST_CASE("compute overlaps a pinned non_blocking copy, not a pageable one",
     return;
   }
   // Overlap on the host backend needs two cores at once (engine thread and compute thread).
-  // Another process on a shared 2-core machine can take one; so up to three attempts, and the
-  // checks compare the two memory kinds rather than demand a near-perfect figure.
+  // Another process on a shared 2-core machine can take one at any moment, which hides overlap
+  // that is there (pinned) or fakes some that is not (pageable, timed on the host clock). So up
+  // to three attempts, each kind judged by its best one: pinned can overlap, pageable cannot.
   double pinned_overlap = 0, pageable_overlap = 1;
   for (int attempt = 0; attempt < 3; ++attempt) {
     const auto r = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
@@ -88,11 +90,11 @@ TEST_CASE("compute overlaps a pinned non_blocking copy, not a pageable one",
     const auto& pageable = find_case(r, "memory=pageable");
     REQUIRE(pinned.status == "ok");
     REQUIRE(pageable.status == "ok");
-    pinned_overlap = median(pinned, "overlap");
-    pageable_overlap = median(pageable, "overlap");
+    pinned_overlap = std::max(pinned_overlap, median(pinned, "overlap"));
+    pageable_overlap = std::min(pageable_overlap, median(pageable, "overlap"));
     if (pinned_overlap > 0.5 && pageable_overlap < 0.3) break;
-    WARN("attempt " << attempt + 1 << ": pinned overlap " << pinned_overlap << ", pageable "
-                    << pageable_overlap);
+    WARN("attempt " << attempt + 1 << ": pinned overlap " << median(pinned, "overlap")
+                    << ", pageable " << median(pageable, "overlap"));
   }
   CHECK(pinned_overlap > 0.3);
   CHECK(pageable_overlap < 0.3);
