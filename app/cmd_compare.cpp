@@ -82,7 +82,7 @@ std::vector<std::string> result_files(const std::string& path) {
 // One side of the comparison: every file read and checked against the first (same backend and
 // device), then merged, each file's rounds kept apart.
 bench::run_result read_side(const std::vector<std::string>& paths, const gate::options& opts,
-                            std::string& label) {
+                            std::string& label, std::size_t& run_count) {
   std::vector<bench::run_result> runs;
   std::vector<std::string> files;
   for (const auto& p : paths)
@@ -95,6 +95,7 @@ bench::run_result read_side(const std::vector<std::string>& paths, const gate::o
       throw gate::incomparable_error("incomparable results: " + files.front() + " and " + f +
                                      " (one side of the comparison) differ: " + why);
   }
+  run_count = files.size();
   if (files.size() > 1)
     label = fmt::format("{} ({} results)", paths.size() == 1 ? paths.front() : files.front() + ", ...",
                         files.size());
@@ -115,9 +116,17 @@ int compare(const compare_args& a) {
       throw environment_error("missing baseline: " + p +
                               " does not exist (create one with `pinbench run --out " + p + "`)");
   std::string base_label = a.base, current_label = a.current;
-  const auto base = read_side(base_paths, opts, base_label);
-  const auto current = read_side({a.current}, opts, current_label);
-  const gate::comparison c = gate::compare(base, current, opts, base_label, current_label);
+  std::size_t base_runs = 0, current_runs = 0;
+  const auto base = read_side(base_paths, opts, base_label, base_runs);
+  const auto current = read_side({a.current}, opts, current_label, current_runs);
+  gate::comparison c = gate::compare(base, current, opts, base_label, current_label);
+  // Measured here: one baseline run gave 1 false alarm in 10 A/A comparisons (a process whose
+  // memory layout made the raw allocator 60% slower in all three of its rounds), three gave 0.
+  if (base_runs == 1)
+    c.warnings.push_back(
+        "the baseline is one run: what differs from run to run (a process's memory layout, a "
+        "busy minute on a shared machine) cannot be told from a change; a history (a folder of "
+        "the last runs, or --baseline more) sees it");
 
   if (!a.out.empty()) write_file_atomic(a.out, gate::to_json(c).dump(2) + "\n");
   if (!a.md.empty()) write_file_atomic(a.md, gate::to_markdown(c));

@@ -132,8 +132,16 @@ class judge {
     r.current = {c.size(), median(c), c_rounds.size()};
     r.ratio = nan;
     r.round_noise = std::max(b_rounds.size(), c_rounds.size()) >= 2;
-    r.noise = r.round_noise ? between_round_noise(b_rounds, c_rounds) : relative_noise(b);
-    r.threshold = std::max(r.requested, o_.noise_multiple * r.noise);
+    if (r.round_noise) {
+      const auto between = between_round_noise(b_rounds, c_rounds);
+      r.noise = between.relative;
+      r.noise_freedom = between.freedom;
+      r.noise_bound = spread_upper_bound(between, o_.confidence);
+    } else {
+      // Many samples estimate their own spread well: the estimate is the bound.
+      r.noise = r.noise_bound = relative_noise(b);
+    }
+    r.threshold = std::max(r.requested, o_.noise_multiple * r.noise_bound);
     if (r.threshold > r.requested) r.source = threshold_source::noise;
     r.deterministic = base.deterministic && current.deterministic;
     const bool info = r.better.empty();
@@ -174,7 +182,8 @@ class judge {
     if (r.deterministic) {
       r.threshold = r.requested;
       r.source = r.requested > o_.threshold ? threshold_source::gate : threshold_source::option;
-      r.noise = 0;
+      r.noise = r.noise_bound = 0;
+      r.noise_freedom = 0;
       r.ci_lo = r.ci_hi = r.ratio;
       if (!info) judge_exact(r, constant(b) && constant(c));
       return;
@@ -194,6 +203,14 @@ class judge {
  private:
   static const char* noise_name(const row& r) {
     return r.round_noise ? "the spread between rounds" : "the baseline's noise";
+  }
+
+  // "4.0%", or with rounds "9.5%, the 95% bound of a 4.0% spread over 4 degrees of freedom".
+  std::string noise_text(const row& r) const {
+    if (!r.round_noise) return detail::percent(r.noise);
+    return fmt::format("{}, the {:g}% bound of a {} spread over {} degrees of freedom",
+                       detail::percent(r.noise_bound), o_.confidence * 100,
+                       detail::percent(r.noise), r.noise_freedom);
   }
 
   // Whether a change in `direction` (+1 up, -1 down) makes this metric worse.
@@ -256,8 +273,8 @@ class judge {
     } else if (lo >= 1 - r.threshold && hi <= 1 + r.threshold) {
       r.reason = fmt::format(
           "{} lies within {} (±{} = {:g} x {}) but not within ±{}: too noisy to tell", ci,
-          noise_name(r), detail::percent(r.threshold), o_.noise_multiple,
-          detail::percent(r.noise), detail::percent(r.requested));
+          noise_name(r), detail::percent(r.threshold), o_.noise_multiple, noise_text(r),
+          detail::percent(r.requested));
     } else if (r.threshold > r.requested) {
       r.reason = fmt::format(
           "{} is neither within ±{} nor wholly beyond ±{} ({}): too noisy or too few "

@@ -73,6 +73,11 @@ struct row {
   /// pooled, see between_round_noise); else the baseline's samples' 1.4826 MAD / median.
   double noise = 0;
   bool round_noise = false;  ///< `noise` is the spread between rounds
+  /// Degrees of freedom of the spread between rounds (rounds - 1 over the sides; 0 otherwise)
+  /// and its upper confidence bound at `confidence`, which the noise floor is taken from: a
+  /// spread that three rounds a side show may well be twice as large.
+  std::size_t noise_freedom = 0;
+  double noise_bound = 0;
   bool deterministic = false;  ///< both sides' engines declared it: judged exactly
   verdict result = verdict::inconclusive;
   std::string reason;  ///< one sentence: why this verdict

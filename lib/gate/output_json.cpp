@@ -57,12 +57,16 @@ ojson row_json(const row& r) {
     out["threshold_source"] = nullptr;
     out["noise"] = nullptr;
     out["noise_source"] = nullptr;
+    out["noise_bound"] = nullptr;
+    out["noise_freedom"] = nullptr;
   } else {
     out["threshold"] = number(r.threshold);
     out["threshold_requested"] = number(r.requested);
     out["threshold_source"] = std::string(to_string(r.source));
     out["noise"] = number(r.noise);
     out["noise_source"] = r.deterministic ? ojson(nullptr) : ojson(r.round_noise ? "rounds" : "samples");
+    out["noise_bound"] = number(r.noise_bound);
+    out["noise_freedom"] = r.round_noise ? ojson(r.noise_freedom) : ojson(nullptr);
   }
   out["verdict"] = std::string(to_string(r.result));
   out["reason"] = r.reason;

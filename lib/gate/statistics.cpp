@@ -160,7 +160,7 @@ interval bootstrap_ratio_of_medians(std::span<const double> base, std::span<cons
   return bootstrap_ratio_of_medians(b, c, confidence, resamples, seed);
 }
 
-double between_round_noise(const round_samples& base, const round_samples& current) {
+spread between_round_noise(const round_samples& base, const round_samples& current) {
   double squares = 0;  // sum of squared relative deviations of round medians from their side's mean
   std::size_t freedom = 0;
   for (const auto* side : {&base, &current}) {
@@ -170,11 +170,46 @@ double between_round_noise(const round_samples& base, const round_samples& curre
     double mean = 0;
     for (double m : medians) mean += m;
     mean /= static_cast<double>(medians.size());
-    if (mean == 0) return 0;
+    if (mean == 0) return {};
     for (double m : medians) squares += (m / mean - 1) * (m / mean - 1);
     freedom += medians.size() - 1;
   }
-  return freedom == 0 ? 0 : std::sqrt(squares / static_cast<double>(freedom));
+  if (freedom == 0) return {};
+  return {std::sqrt(squares / static_cast<double>(freedom)), freedom};
+}
+
+namespace {
+
+// Regularized lower incomplete gamma P(a, x) by its power series: converges for every x, fast
+// for the x below the mean that the lower tail needs.
+double lower_gamma_regularized(double a, double x) {
+  if (x <= 0) return 0;
+  double term = 1 / a, sum = term;
+  for (int n = 1; n < 1000 && term > sum * 1e-15; ++n) {
+    term *= x / (a + n);
+    sum += term;
+  }
+  return std::min(1.0, sum * std::exp(a * std::log(x) - x - std::lgamma(a)));
+}
+
+}  // namespace
+
+double chi_square_quantile(double p, std::size_t freedom) {
+  // The CDF is P(f/2, x/2); the p-quantile for p <= 1/2 lies below the mean f: bisect there.
+  const double half = static_cast<double>(freedom) / 2;
+  double lo = 0, hi = static_cast<double>(freedom);
+  while (lower_gamma_regularized(half, hi / 2) < p) hi *= 2;
+  for (int i = 0; i < 200 && hi - lo > hi * 1e-12; ++i) {
+    const double mid = (lo + hi) / 2;
+    (lower_gamma_regularized(half, mid / 2) < p ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+double spread_upper_bound(spread s, double confidence) {
+  if (s.freedom == 0 || s.relative == 0) return s.relative;
+  const auto f = static_cast<double>(s.freedom);
+  return s.relative * std::sqrt(f / chi_square_quantile(1 - confidence, s.freedom));
 }
 
 u_test mann_whitney(std::span<const double> a, std::span<const double> b, std::size_t exact_limit) {

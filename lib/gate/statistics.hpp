@@ -62,10 +62,28 @@ using round_samples = std::vector<std::vector<double>>;
                                                   double confidence, std::size_t resamples,
                                                   std::uint64_t seed);
 
+/// A relative spread and the degrees of freedom it was estimated with.
+struct spread {
+  double relative = 0;
+  std::size_t freedom = 0;
+};
+
 /// Relative spread between rounds: the standard deviation of the round medians over their mean,
 /// each side taken around its own mean and the two pooled (so a shift between the sides is not
-/// noise). 0 when neither side has two rounds or a mean is 0.
-[[nodiscard]] double between_round_noise(const round_samples& base, const round_samples& current);
+/// noise); freedom = rounds - 1 summed over the sides. 0 when neither side has two rounds or a
+/// mean is 0.
+[[nodiscard]] spread between_round_noise(const round_samples& base, const round_samples& current);
+
+/// The one-sided upper confidence bound of a standard deviation estimated with `freedom`
+/// degrees of freedom (chi-square: s * sqrt(f / chi2_{1-confidence}(f))). Three rounds a side
+/// give 4 degrees of freedom, and a spread that small a count shows may be 2.4 times larger at
+/// 95%: a floor taken from the estimate alone lets runs that drift together pass for a change.
+/// 0 freedom gives the estimate back.
+[[nodiscard]] double spread_upper_bound(spread s, double confidence);
+
+/// The p-quantile of the chi-square distribution with `freedom` >= 1 degrees of freedom
+/// (0 < p < 1), by bisection on its distribution function.
+[[nodiscard]] double chi_square_quantile(double p, std::size_t freedom);
 
 /// Two-sided Mann-Whitney U (Wilcoxon rank-sum) test.
 struct u_test {

@@ -105,8 +105,9 @@ std::string endpoint_text(const endpoint& e) {
 std::string rule_text(const options& o) {
   std::string out = "a change counts beyond " + percent(o.threshold) + " (or the scenario's gate";
   if (o.noise_multiple > 0)
-    out += fmt::format(", or {:g} x the noise: between rounds, else in the baseline",
-                       o.noise_multiple);
+    out += fmt::format(
+        ", or {:g} x the noise: between rounds (its {:g}% upper bound), else in the baseline",
+        o.noise_multiple, o.confidence * 100);
   out += std::string("); fail on ") + std::string(to_string(o.fail));
   if (!o.metrics.empty()) {
     out += "; metrics:";

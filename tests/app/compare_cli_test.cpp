@@ -284,6 +284,14 @@ TEST_CASE("compare: a folder of results, or --baseline, is one side with each fi
     CHECK(j["rows"][0]["base"]["rounds"] == 2);
     CHECK(j["rows"][0]["current"]["rounds"] == 1);
     CHECK(j["rows"][0]["noise_source"] == "rounds");
+    CHECK(j["rows"][0]["noise_freedom"] == 1);  // two rounds on the baseline side
+    CHECK(j["rows"][0]["noise_bound"].get<double>() >= j["rows"][0]["noise"].get<double>());
+    CHECK(j["warnings"].dump().find("the baseline is one run") == std::string::npos);
+  }
+  SECTION("one baseline file is a comparison that cannot see run-to-run drift, and says so") {
+    const auto o = run_pinbench("compare " + f.base + " " + f.same + " --out -");
+    const auto j = nlohmann::json::parse(o.out);
+    CHECK(j["warnings"].dump().find("the baseline is one run") != std::string::npos);
   }
   SECTION("--baseline adds files to BASE, and a slower current still fails") {
     const auto o = run_pinbench("compare " + f.base + " --baseline " + f.same + " " + f.slower +

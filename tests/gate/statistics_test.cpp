@@ -188,11 +188,37 @@ TEST_CASE("the two-level bootstrap widens with the spread between rounds", "[gat
 TEST_CASE("the noise between rounds pools both sides around their own means",
           "[gate][statistics]") {
   const gate::round_samples one{{100}};
-  CHECK(gate::between_round_noise(one, one) == 0);
+  CHECK(gate::between_round_noise(one, one).relative == 0);
   // Round medians 90, 110 (mean 100): deviations of 10% each, one degree of freedom.
   const gate::round_samples spread{{90, 90}, {110, 110}};
-  CHECK(gate::between_round_noise(spread, one) == Approx(std::sqrt(0.02)));
+  CHECK(gate::between_round_noise(spread, one).relative == Approx(std::sqrt(0.02)));
   // The other side shifted by 50% adds no noise of its own when its rounds agree.
   const gate::round_samples shifted{{150}, {150}};
-  CHECK(gate::between_round_noise(spread, shifted) == Approx(std::sqrt(0.02 / 2)));
+  CHECK(gate::between_round_noise(spread, shifted).relative == Approx(std::sqrt(0.02 / 2)));
+  CHECK(gate::between_round_noise(spread, one).freedom == 1);
+  CHECK(gate::between_round_noise(spread, shifted).freedom == 2);
+}
+
+TEST_CASE("chi-square quantiles and the upper bound of a spread from few rounds",
+          "[gate][statistics]") {
+  // Table values: the lower 5% and 10% points for 1, 2, 4 and 10 degrees of freedom.
+  CHECK(gate::chi_square_quantile(0.05, 1) == Approx(0.003932).epsilon(1e-3));
+  CHECK(gate::chi_square_quantile(0.05, 2) == Approx(0.102587).epsilon(1e-4));
+  CHECK(gate::chi_square_quantile(0.05, 4) == Approx(0.710723).epsilon(1e-4));
+  CHECK(gate::chi_square_quantile(0.10, 4) == Approx(1.063623).epsilon(1e-4));
+  CHECK(gate::chi_square_quantile(0.05, 10) == Approx(3.940299).epsilon(1e-4));
+  CHECK(gate::chi_square_quantile(0.95, 4) == Approx(9.487729).epsilon(1e-4));
+
+  // Three rounds a side (4 degrees of freedom): a 4% spread may be 9.5% at 95%.
+  CHECK(gate::spread_upper_bound({0.04, 4}, 0.95) == Approx(0.04 * std::sqrt(4 / 0.710723)));
+  // The bound shrinks towards the estimate as rounds are added, and never falls below it.
+  double previous = 1e9;
+  for (std::size_t f : {1, 2, 4, 8, 16, 64, 256}) {
+    const double bound = gate::spread_upper_bound({0.04, f}, 0.95);
+    CHECK(bound > 0.04);
+    CHECK(bound < previous);
+    previous = bound;
+  }
+  CHECK(gate::spread_upper_bound({0.04, 0}, 0.95) == 0.04);  // no freedom: nothing to widen
+  CHECK(gate::spread_upper_bound({0, 4}, 0.95) == 0);
 }
