@@ -82,7 +82,7 @@ std::vector<std::string> result_files(const std::string& path) {
 // One side of the comparison: every file read and checked against the first (same backend and
 // device), then merged, each file's rounds kept apart.
 bench::run_result read_side(const std::vector<std::string>& paths, const gate::options& opts,
-                            std::string& label, std::size_t& run_count) {
+                            std::string& label, std::size_t* run_count = nullptr) {
   std::vector<bench::run_result> runs;
   std::vector<std::string> files;
   for (const auto& p : paths)
@@ -95,7 +95,7 @@ bench::run_result read_side(const std::vector<std::string>& paths, const gate::o
       throw gate::incomparable_error("incomparable results: " + files.front() + " and " + f +
                                      " (one side of the comparison) differ: " + why);
   }
-  run_count = files.size();
+  if (run_count != nullptr) *run_count = files.size();
   if (files.size() > 1)
     label = fmt::format("{} ({} results)", paths.size() == 1 ? paths.front() : files.front() + ", ...",
                         files.size());
@@ -116,9 +116,9 @@ int compare(const compare_args& a) {
       throw environment_error("missing baseline: " + p +
                               " does not exist (create one with `pinbench run --out " + p + "`)");
   std::string base_label = a.base, current_label = a.current;
-  std::size_t base_runs = 0, current_runs = 0;
-  const auto base = read_side(base_paths, opts, base_label, base_runs);
-  const auto current = read_side({a.current}, opts, current_label, current_runs);
+  std::size_t base_runs = 0;
+  const auto base = read_side(base_paths, opts, base_label, &base_runs);
+  const auto current = read_side({a.current}, opts, current_label);
   gate::comparison c = gate::compare(base, current, opts, base_label, current_label);
   // Measured here: one baseline run gave 1 false alarm in 10 A/A comparisons (a process whose
   // memory layout made the raw allocator 60% slower in all three of its rounds), three gave 0.
