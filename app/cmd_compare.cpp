@@ -12,6 +12,7 @@
 #include "gate/compare.hpp"
 #include "gate/output.hpp"
 #include "report/report.hpp"
+#include "result/result_io.hpp"
 
 namespace pinbench::app {
 
@@ -81,14 +82,14 @@ std::vector<std::string> result_files(const std::string& path) {
 
 // One side of the comparison: every file read and checked against the first (same backend and
 // device), then merged, each file's rounds kept apart.
-bench::run_result read_side(const std::vector<std::string>& paths, const gate::options& opts,
+result::run_result read_side(const std::vector<std::string>& paths, const gate::options& opts,
                             std::string& label, std::size_t* run_count = nullptr) {
-  std::vector<bench::run_result> runs;
+  std::vector<result::run_result> runs;
   std::vector<std::string> files;
   for (const auto& p : paths)
     for (auto& f : result_files(p)) files.push_back(std::move(f));
   for (const auto& f : files) {
-    runs.push_back(report::read_result_file(f));
+    runs.push_back(result::read_result_file(f));
     if (runs.size() == 1 || opts.allow_env_mismatch) continue;
     const std::string why = gate::environment_mismatch(runs.front(), runs.back());
     if (!why.empty())
@@ -99,7 +100,7 @@ bench::run_result read_side(const std::vector<std::string>& paths, const gate::o
   if (files.size() > 1)
     label = fmt::format("{} ({} results)", paths.size() == 1 ? paths.front() : files.front() + ", ...",
                         files.size());
-  return bench::merge_runs(std::move(runs));
+  return result::merge_runs(std::move(runs));
 }
 
 int compare(const compare_args& a) {

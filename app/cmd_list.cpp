@@ -8,7 +8,8 @@
 #include "core/error.hpp"
 #include "scenario/builtin.hpp"
 #include "scenario/scenario.hpp"
-#include "scenario/schema.hpp"
+#include "kinds/registry.hpp"
+#include "scenario/sampling_schema.hpp"
 
 namespace pinbench::app {
 
@@ -19,17 +20,17 @@ struct list_args {
   std::string format = "table";
 };
 
-std::string type_name(const scenario::param_spec& p) {
-  using scenario::param_type;
+std::string type_name(const kinds::param_spec& p) {
+  using kinds::param_type;
   switch (p.type) {
-    case param_type::size: return "size";
-    case param_type::duration: return "duration";
-    case param_type::integer: return "integer";
-    case param_type::number: return "number";
-    case param_type::boolean: return "boolean";
-    case param_type::string: return "string";
-    case param_type::integer_list: return "integer list";
-    case param_type::enumeration: {
+    case kinds::param_type::size: return "size";
+    case kinds::param_type::duration: return "duration";
+    case kinds::param_type::integer: return "integer";
+    case kinds::param_type::number: return "number";
+    case kinds::param_type::boolean: return "boolean";
+    case kinds::param_type::string: return "string";
+    case kinds::param_type::integer_list: return "integer list";
+    case kinds::param_type::enumeration: {
       std::string s;
       for (const auto& c : p.choices) s += (s.empty() ? "" : "|") + c;
       return s;
@@ -40,7 +41,8 @@ std::string type_name(const scenario::param_spec& p) {
 
 int list_params(const list_args& a) {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& k : scenario::kinds()) {
+  for (const auto* kind : kinds::all()) {
+    const auto& k = *kind;
     const auto defaults = scenario::shown_defaults(k.kind);
     nlohmann::json kj{{"kind", k.kind}, {"help", k.help}, {"params", nlohmann::json::array()}};
     if (a.format != "json") std::printf("kind %s: %s\n", k.kind.c_str(), k.help.c_str());

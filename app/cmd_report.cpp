@@ -7,6 +7,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "report/report.hpp"
+#include "result/result_io.hpp"
 
 namespace pinbench::app {
 
@@ -23,7 +24,7 @@ int report(const report_args& a) {
   struct output {
     const char* option;
     const std::string& path;
-    std::string (*render)(const bench::run_result&);
+    std::string (*render)(const result::run_result&);
   };
   const output outputs[] = {{"--html", a.html, report::to_html},
                             {"--md", a.md, report::to_markdown},
@@ -39,7 +40,7 @@ int report(const report_args& a) {
   if (to_stdout > 1)
     throw input_error({}, "--html/--md/--csv/--table",
                       "only one output can go to stdout ('-' or --table)");
-  const bench::run_result result = report::read_result_file(a.input);
+  const result::run_result result = result::read_result_file(a.input);
 
   bool wrote = false;
   for (const auto& o : outputs) {

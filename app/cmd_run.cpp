@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/engine.hpp"
+#include "run/runner.hpp"
 #include "commands.hpp"
 #include "round_processes.hpp"
 #include "core/atomic_file.hpp"
@@ -19,6 +19,7 @@
 #include "core/units.hpp"
 #include "gate/compare.hpp"
 #include "report/report.hpp"
+#include "result/result_io.hpp"
 #include "scenario/scenario.hpp"
 
 namespace pinbench::app {
@@ -96,7 +97,7 @@ class case_log {
  public:
   explicit case_log(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO) == 0) {}
   void on_done(std::size_t index, std::size_t total, const std::string& scenario,
-               const bench::case_result& c) const {
+               const result::case_result& c) const {
     if (!enabled_) return;
     std::string line = fmt::format("pinbench: [{}/{}] {} {}: {} ({:.2f} s){}{}", index + 1, total,
                                    scenario, c.id, c.status, c.elapsed_s,
@@ -130,15 +131,15 @@ std::optional<double> slow_fault(std::string_view f) {
   return v;
 }
 
-std::string render(const bench::run_result& r, const std::string& format) {
-  if (format == "json") return report::to_json(r).dump(2) + "\n";
+std::string render(const result::run_result& r, const std::string& format) {
+  if (format == "json") return result::to_json(r).dump(2) + "\n";
   if (format == "csv") return report::to_csv(r);
   if (format == "md") return report::to_markdown(r);
   return report::to_table(r, ::isatty(STDOUT_FILENO) != 0);
 }
 
 // `--snapshot FILE`: every snapshot the engines took, one file, written whole or not at all.
-std::size_t write_snapshots(const bench::run_result& r, const std::string& path) {
+std::size_t write_snapshots(const result::run_result& r, const std::string& path) {
   nlohmann::json cases = nlohmann::json::array();
   for (const auto& s : r.scenarios)
     for (const auto& c : s.cases)
@@ -214,7 +215,7 @@ int run(const run_args& a) {
                  dev->name() == "host" ? " (host emulation: no GPU figures)" : "");
 
   const bool in_processes = a.repeat > 1 && a.rounds_in == "processes" && !a.round;
-  bench::run_result result;
+  result::run_result result;
   if (in_processes) {
     round_process_plan plan;
     plan.run_args = round_run_args(a, dev->name());
@@ -227,7 +228,7 @@ int run(const run_args& a) {
   } else {
     progress_line progress(!a.quiet);
     const case_log log(!a.quiet);
-    bench::run_options ro;
+    run::run_options ro;
     ro.overrides = overrides;
     ro.seed = a.seed;
     ro.command_line = command_line();
@@ -239,8 +240,8 @@ int run(const run_args& a) {
       progress.on_case(i, n, s, id);
     };
     ro.on_case_done = [&](std::size_t i, std::size_t n, const std::string& s,
-                          const bench::case_result& c) { log.on_done(i, n, s, c); };
-    result = bench::run_scenarios(scenarios, *dev, ro);
+                          const result::case_result& c) { log.on_done(i, n, s, c); };
+    result = run::run_scenarios(scenarios, *dev, ro);
   }
   // A Ctrl-C after the last case still says "interrupted" by its exit code; the result is whole.
   const bool interrupted = result.interrupted || interrupt_requested();
@@ -255,7 +256,7 @@ int run(const run_args& a) {
   bool saved = true;
   if (!a.out.empty()) {
     result.process = process_block();
-    saved = save(a.out, report::to_json(result).dump(2) + "\n", "result");
+    saved = save(a.out, result::to_json(result).dump(2) + "\n", "result");
     if (saved && a.out != "-" && !a.quiet)
       std::fprintf(stderr, "pinbench: result written to %s\n", a.out.c_str());
   }

@@ -17,6 +17,10 @@ runner add_info(CLI::App& app);
 runner add_compare(CLI::App& app);  ///< app/cmd_compare.cpp
 runner add_report(CLI::App& app);   ///< app/cmd_report.cpp
 
+/// Parses argv (argv[0] the program), runs the subcommand and returns the exit code; every error
+/// is one line on stderr. What `main` does, callable in-process by tests.
+int run_cli(int argc, char** argv);
+
 /// The command line as typed, for the result file.
 void set_command_line(int argc, char** argv);
 [[nodiscard]] const std::string& command_line();

@@ -19,6 +19,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "report/report.hpp"
+#include "result/result_io.hpp"
 
 extern char** environ;
 
@@ -91,10 +92,10 @@ int wait_for(pid_t pid) {
 
 }  // namespace
 
-bench::run_result run_rounds_in_processes(const round_process_plan& plan) {
+result::run_result run_rounds_in_processes(const round_process_plan& plan) {
   scratch_dir dir;
   const std::string self = fs::read_symlink("/proc/self/exe").string();
-  std::vector<bench::run_result> rounds;
+  std::vector<result::run_result> rounds;
   bool interrupted = false;
   for (std::uint32_t r = 0; r < plan.rounds && !interrupt_requested(); ++r) {
     const std::string out = (dir.path() / fmt::format("round-{}.json", r)).string();
@@ -117,7 +118,7 @@ bench::run_result run_rounds_in_processes(const round_process_plan& plan) {
           code, code == exit_input ? ": an input error the first check missed" : ""));
     if (!fs::exists(out))
       throw environment_error(fmt::format("round {} of {} wrote no result", r + 1, plan.rounds));
-    rounds.push_back(report::read_result_file(out));
+    rounds.push_back(result::read_result_file(out));
     interrupted = interrupted || rounds.back().interrupted || code == exit_interrupted;
     if (!plan.quiet)
       std::fprintf(stderr, "pinbench: round %u of %u (its own process): %s (%.1f s)\n", r + 1,
@@ -126,11 +127,11 @@ bench::run_result run_rounds_in_processes(const round_process_plan& plan) {
     if (code == exit_interrupted) break;
   }
   if (rounds.empty()) {
-    bench::run_result none;
+    result::run_result none;
     none.interrupted = true;
     return none;
   }
-  auto merged = bench::merge_runs(std::move(rounds));
+  auto merged = result::merge_runs(std::move(rounds));
   merged.interrupted = interrupted || interrupt_requested();
   return merged;
 }

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/result.hpp"
+#include "result/result.hpp"
 
 namespace pinbench::app {
 
@@ -25,6 +25,6 @@ struct round_process_plan {
 /// executable), and merges their results, each round labelled. Ctrl-C is passed on to the
 /// running round, whose completed cases are kept; later rounds do not start (the result says
 /// interrupted). A round that cannot start or exits with 2 or 3 throws with its reason.
-[[nodiscard]] bench::run_result run_rounds_in_processes(const round_process_plan& plan);
+[[nodiscard]] result::run_result run_rounds_in_processes(const round_process_plan& plan);
 
 }  // namespace pinbench::app

@@ -121,7 +121,7 @@ class device_allocator {
   virtual void record_history(bool enabled, std::size_t max_entries = 100000) = 0;
 };
 
-/// PyTorch's native caching allocator (DESIGN.md "Caching allocator semantics").
+/// PyTorch's native caching allocator (docs/architecture.md, "Caching allocator semantics").
 /// `memory_fraction` (0, 1]: reserved memory may not exceed fraction x upstream capacity
 /// (torch.cuda.set_per_process_memory_fraction); garbage_collection_threshold acts only below 1.
 [[nodiscard]] std::unique_ptr<device_allocator> make_caching_allocator(upstream& up,

@@ -1,7 +1,10 @@
 #include "core/text.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
+
+#include <fmt/format.h>
 
 namespace pinbench {
 
@@ -90,6 +93,30 @@ std::string markdown_cell(std::string_view text) {
 std::string paint(std::string_view text, std::string_view code, bool color) {
   if (!color) return std::string(text);
   return std::string(code) + std::string(text) + std::string(ansi::reset);
+}
+
+std::size_t display_width(std::string_view s) noexcept {
+  // Count every byte that does not continue a UTF-8 sequence.
+  return static_cast<std::size_t>(std::count_if(
+      s.begin(), s.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
+}
+
+std::string truncate(std::string_view s, std::size_t limit) {
+  if (display_width(s) <= limit) return std::string(s);
+  if (limit == 0) return {};
+  std::size_t kept = 0, i = 0;
+  for (; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
+      if (kept == limit - 1) break;
+      ++kept;
+    }
+  }
+  return std::string(s.substr(0, i)) + "\u2026";
+}
+
+std::string exact_number(double v) {
+  // fmt's shortest representation reads back to the same double.
+  return std::isfinite(v) ? fmt::format("{}", v) : std::string();
 }
 
 }  // namespace pinbench

@@ -32,6 +32,15 @@ namespace pinbench {
 [[nodiscard]] std::string markdown_cell(std::string_view text);
 
 /// ANSI terminal styles for tables shown on a terminal.
+/// Columns a string takes in a terminal: UTF-8 code points (pinbench prints no wide glyphs).
+[[nodiscard]] std::size_t display_width(std::string_view s) noexcept;
+
+/// `s` cut to at most `limit` code points, ending in "…" when cut.
+[[nodiscard]] std::string truncate(std::string_view s, std::size_t limit);
+
+/// A number in its shortest form that reads back to the same double; "" when not finite.
+[[nodiscard]] std::string exact_number(double v);
+
 namespace ansi {
 inline constexpr std::string_view bold = "\x1b[1m";
 inline constexpr std::string_view red = "\x1b[31m";

@@ -21,7 +21,7 @@ namespace {
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 // A metric's finite samples by round, in round order (one group when it carries no rounds).
-round_samples by_round(const bench::metric& m) {
+round_samples by_round(const result::metric& m) {
   const bool labelled = m.rounds.size() == m.samples.size();
   std::map<std::uint32_t, std::vector<double>> groups;
   for (std::size_t i = 0; i < m.samples.size(); ++i)
@@ -41,7 +41,7 @@ bool constant(const std::vector<double>& v) {
   return std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); });
 }
 
-std::string backend_of(const bench::run_result& r) {
+std::string backend_of(const result::run_result& r) {
   if (!r.backend.empty()) return r.backend;
   if (r.environment.is_object()) {
     const auto it = r.environment.find("backend");
@@ -50,7 +50,7 @@ std::string backend_of(const bench::run_result& r) {
   return {};
 }
 
-std::string device_field(const bench::run_result& r, const char* key) {
+std::string device_field(const result::run_result& r, const char* key) {
   if (!r.environment.is_object()) return {};
   const auto dev = r.environment.find("device");
   if (dev == r.environment.end() || !dev->is_object()) return {};
@@ -58,14 +58,14 @@ std::string device_field(const bench::run_result& r, const char* key) {
   return it != dev->end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-endpoint describe(const bench::run_result& r, const std::string& label) {
+endpoint describe(const result::run_result& r, const std::string& label) {
   return {label,     backend_of(r), device_field(r, "name"), device_field(r, "uuid"),
           r.created, r.tool_version};
 }
 
 // The scenario's gate threshold for a metric, from the current result (what the scenario says
 // now) or else the baseline's; 0 when neither has one.
-double gate_threshold(const bench::scenario_result* current, const bench::scenario_result* base,
+double gate_threshold(const result::scenario_result* current, const result::scenario_result* base,
                       const std::string& metric) {
   for (const auto* s : {current, base}) {
     if (s == nullptr || !s->gate.is_object()) continue;
@@ -83,13 +83,13 @@ bool wanted(const options& o, const std::string& metric) {
 }
 
 struct case_ref {
-  const bench::scenario_result* scenario = nullptr;
-  const bench::case_result* c = nullptr;
+  const result::scenario_result* scenario = nullptr;
+  const result::case_result* c = nullptr;
 };
 
 using case_index = std::map<std::pair<std::string, std::string>, case_ref>;
 
-case_index index_cases(const bench::run_result& r, const std::string& label) {
+case_index index_cases(const result::run_result& r, const std::string& label) {
   case_index out;
   for (std::size_t i = 0; i < r.scenarios.size(); ++i) {
     const auto& s = r.scenarios[i];
@@ -106,15 +106,15 @@ case_index index_cases(const bench::run_result& r, const std::string& label) {
 }
 
 // Filtered metrics of a case; `gated` tells whether any has a direction.
-bool has_gated_metric(const bench::case_result& c, const options& o) {
-  return std::any_of(c.metrics.begin(), c.metrics.end(), [&](const bench::metric& m) {
+bool has_gated_metric(const result::case_result& c, const options& o) {
+  return std::any_of(c.metrics.begin(), c.metrics.end(), [&](const result::metric& m) {
     return !m.better.empty() && wanted(o, m.name);
   });
 }
 
-bool has_wanted_metric(const bench::case_result& c, const options& o) {
+bool has_wanted_metric(const result::case_result& c, const options& o) {
   return std::any_of(c.metrics.begin(), c.metrics.end(),
-                     [&](const bench::metric& m) { return wanted(o, m.name); });
+                     [&](const result::metric& m) { return wanted(o, m.name); });
 }
 
 // ---- one metric ----------------------------------------------------------------------------
@@ -123,7 +123,7 @@ class judge {
  public:
   judge(const options& o, std::uint64_t seed) : o_(o), seed_(seed) {}
 
-  void run(row& r, const bench::metric& base, const bench::metric& current) const {
+  void run(row& r, const result::metric& base, const result::metric& current) const {
     const auto b_rounds = by_round(base);
     const auto c_rounds = by_round(current);
     const auto b = flatten(b_rounds);
@@ -290,7 +290,7 @@ class judge {
   std::uint64_t seed_;
 };
 
-row case_row(const bench::scenario_result& s, const bench::case_result& c) {
+row case_row(const result::scenario_result& s, const result::case_result& c) {
   row r;
   r.scenario = s.name;
   r.case_id = c.id;
@@ -299,7 +299,7 @@ row case_row(const bench::scenario_result& s, const bench::case_result& c) {
   return r;
 }
 
-std::string status_text(const bench::case_result& c) {
+std::string status_text(const result::case_result& c) {
   std::string out = c.status == "error" ? "failed" : c.status;
   if (!c.message.empty()) out += " (" + detail::one_line(c.message) + ")";
   return out;
@@ -414,7 +414,7 @@ std::string comparison::outcome_line() const {
   return "gate passed: no gated regression; exit 0";
 }
 
-std::string environment_mismatch(const bench::run_result& base, const bench::run_result& current) {
+std::string environment_mismatch(const result::run_result& base, const result::run_result& current) {
   std::vector<std::string> why;
   const auto bb = backend_of(base), cb = backend_of(current);
   if (!bb.empty() && !cb.empty() && bb != cb)
@@ -431,7 +431,7 @@ std::string environment_mismatch(const bench::run_result& base, const bench::run
   return out;
 }
 
-comparison compare(const bench::run_result& base, const bench::run_result& current,
+comparison compare(const result::run_result& base, const result::run_result& current,
                    const options& opts, const std::string& base_label,
                    const std::string& current_label) {
   comparison out;
@@ -471,7 +471,7 @@ comparison compare(const bench::run_result& base, const bench::run_result& curre
 
   const auto base_cases = index_cases(base, base_label);
   const auto current_cases = index_cases(current, current_label);
-  const auto keep = [&](const bench::case_result& c) {
+  const auto keep = [&](const result::case_result& c) {
     return opts.metrics.empty() || has_wanted_metric(c, opts);
   };
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/result.hpp"
+#include "result/result.hpp"
 #include "core/error.hpp"
 
 namespace pinbench::gate {
@@ -118,12 +118,12 @@ struct comparison {
 
 /// Why two results may not be compared ("" when they may): different backends, or different
 /// devices (by UUID when both have one, else by name).
-[[nodiscard]] std::string environment_mismatch(const bench::run_result& base,
-                                               const bench::run_result& current);
+[[nodiscard]] std::string environment_mismatch(const result::run_result& base,
+                                               const result::run_result& current);
 
 /// Compares `current` with `base`. Throws incomparable_error when the environments differ and
 /// `allow_env_mismatch` is off, input_error for a case id repeated within one scenario.
-[[nodiscard]] comparison compare(const bench::run_result& base, const bench::run_result& current,
+[[nodiscard]] comparison compare(const result::run_result& base, const result::run_result& current,
                                  const options& opts, const std::string& base_label = "base",
                                  const std::string& current_label = "current");
 

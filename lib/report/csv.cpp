@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/text.hpp"
 #include "report/layout.hpp"
 #include "report/report.hpp"
 
@@ -37,14 +38,14 @@ void append_row(std::string& out, const std::vector<std::string>& cells) {
 
 }  // namespace
 
-std::string to_csv(const bench::run_result& r) {
+std::string to_csv(const result::run_result& r) {
   std::vector<std::vector<std::map<std::string, std::string>>> params;  // [scenario][case]
   std::set<std::string> param_names;
   for (const auto& s : r.scenarios) {
     auto& per_case = params.emplace_back();
     for (const auto& c : s.cases) {
       // Nested params ("dataset": {"samples": ...}) become dotted columns, as --set names them.
-      auto& flat = per_case.emplace_back(detail::flat_params(c.params));
+      auto& flat = per_case.emplace_back(result::flat_params(c.params));
       for (const auto& kv : flat) param_names.insert(kv.first);
     }
   }
@@ -74,11 +75,11 @@ std::string to_csv(const bench::run_result& r) {
         continue;
       }
       for (const auto& m : c.metrics) {
-        const auto sum = detail::finite_summary(m);
+        const auto sum = result::finite_summary(m);
         auto row = lead;
         for (auto v : {m.name, m.unit, m.better, std::to_string(sum.n)}) row.push_back(v);
         for (double v : {sum.median, sum.mean, sum.min, sum.max, sum.q1, sum.q3, sum.stdev})
-          row.push_back(sum.n == 0 ? std::string() : detail::exact_number(v));
+          row.push_back(sum.n == 0 ? std::string() : exact_number(v));
         append_row(out, row);
       }
     }

@@ -1,59 +1,28 @@
 #include "report/layout.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <initializer_list>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_path.hpp"
+#include "core/text.hpp"
 #include "core/units.hpp"
+#include "core/version.hpp"
+#include "kinds/registry.hpp"
 
 namespace pinbench::report::detail {
 
 namespace {
 
-struct headline {
-  std::string_view name;
-  bool always;  ///< shown even when no case has it (then every cell reads "-")
-};
-
-// The columns a person looks at first, per kind. Kinds not listed show every metric.
-constexpr std::array transfer_headlines{headline{"bandwidth", true}, headline{"copy_time", true},
-                                        headline{"host_call_time", true},
-                                        headline{"overlap", false}, headline{"pin_time", false}};
-constexpr std::array loader_headlines{
-    headline{"samples_per_s", false},  headline{"gpu_busy", false},
-    headline{"data_wait", false},      headline{"copy_call_time", false},
-    headline{"h2d_time", false},       headline{"pin_time", false},
-    headline{"peak_pinned_bytes", false}};
-constexpr std::array allocator_headlines{headline{"alloc_latency", false},
-                                         headline{"free_latency", false},
-                                         headline{"iteration_time", false},
-                                         headline{"empty_cache_time", false},
-                                         headline{"allocated_bytes.all.peak", false},
-                                         headline{"reserved_bytes.all.peak", false},
-                                         headline{"fragmentation", false},
-                                         headline{"num_device_alloc", false},
-                                         headline{"num_alloc_retries", false},
-                                         headline{"num_ooms", false}};
-
-bool any_case_has(const bench::scenario_result& s, std::string_view name) {
+bool any_case_has(const result::scenario_result& s, std::string_view name) {
   return std::any_of(s.cases.begin(), s.cases.end(),
-                     [&](const bench::case_result& c) { return c.find(name) != nullptr; });
+                     [&](const result::case_result& c) { return c.find(name) != nullptr; });
 }
 
-template <std::size_t N>
-std::vector<std::string> pick(const bench::scenario_result& s,
-                              const std::array<headline, N>& headlines) {
-  std::vector<std::string> out;
-  for (const auto& h : headlines)
-    if (h.always || any_case_has(s, h.name)) out.emplace_back(h.name);
-  return out;
-}
-
-std::vector<std::string> every_metric(const bench::scenario_result& s) {
+std::vector<std::string> every_metric(const result::scenario_result& s) {
   std::vector<std::string> out;
   for (const auto& c : s.cases)
     for (const auto& m : c.metrics)
@@ -68,7 +37,7 @@ std::string header_unit(std::string_view unit) {
   return std::string(unit);
 }
 
-std::string metric_header(const bench::scenario_result& s, const std::string& name) {
+std::string metric_header(const result::scenario_result& s, const std::string& name) {
   for (const auto& c : s.cases)
     if (const auto* m = c.find(name)) {
       const auto unit = header_unit(m->unit);
@@ -90,20 +59,9 @@ std::string one_line(std::string_view s) {
   return out;
 }
 
-const nlohmann::json* at(const nlohmann::json& j, std::initializer_list<const char*> keys) {
-  const nlohmann::json* p = &j;
-  for (const char* k : keys) {
-    if (!p->is_object()) return nullptr;
-    const auto it = p->find(k);
-    if (it == p->end()) return nullptr;
-    p = &*it;
-  }
-  return p;
-}
-
 // A string or number from the environment as text; empty when absent.
 std::string text_at(const nlohmann::json& j, std::initializer_list<const char*> keys) {
-  const auto* v = at(j, keys);
+  const auto* v = find_path(j, keys);
   if (v == nullptr || v->is_null()) return {};
   if (v->is_string()) return v->get<std::string>();
   if (v->is_number() || v->is_boolean()) return v->dump();
@@ -116,23 +74,12 @@ std::string count_phrase(std::size_t n, std::string_view one, std::string_view m
 
 }  // namespace
 
-summary finite_summary(const bench::metric& m) {
-  std::vector<double> finite;
-  finite.reserve(m.samples.size());
-  for (double x : m.samples)
-    if (std::isfinite(x)) finite.push_back(x);
-  return summarize(finite);
-}
-
-std::vector<std::string> shown_metrics(const bench::scenario_result& s) {
+std::vector<std::string> shown_metrics(const result::scenario_result& s) {
   std::vector<std::string> out;
-  if (s.kind == "transfer")
-    out = pick(s, transfer_headlines);
-  else if (s.kind == "loader")
-    out = pick(s, loader_headlines);
-  else if (s.kind == "allocator")
-    out = pick(s, allocator_headlines);
-  // A kind whose engine names its metrics differently still gets a useful table.
+  if (const auto* kind = kinds::find(s.kind))
+    for (const auto& h : kind->headlines)
+      if (h.always || any_case_has(s, h.metric)) out.push_back(h.metric);
+  // A kind without headlines (or a result of a kind this build lacks) still gets a useful table.
   if (out.empty()) out = every_metric(s);
   return out;
 }
@@ -149,7 +96,7 @@ std::string format_value(double v, std::string_view unit) {
   return plain_number(v);
 }
 
-std::string metric_cell(const bench::metric* m) {
+std::string metric_cell(const result::metric* m) {
   if (m == nullptr) return "-";
   const auto s = finite_summary(*m);
   if (s.n == 0) return "-";
@@ -163,7 +110,7 @@ std::string metric_cell(const bench::metric* m) {
   return out;
 }
 
-grid scenario_grid(const bench::scenario_result& s, std::size_t message_limit) {
+grid scenario_grid(const result::scenario_result& s, std::size_t message_limit) {
   const auto names = shown_metrics(s);
   grid g;
   g.columns.push_back({"case", align::left});
@@ -175,7 +122,7 @@ grid scenario_grid(const bench::scenario_result& s, std::size_t message_limit) {
   for (const auto& c : s.cases) {
     std::vector<std::string> row;
     row.push_back(c.id.empty() ? "default" : c.id);
-    const bench::metric* counted = nullptr;  // the metric whose sample count the row shows
+    const result::metric* counted = nullptr;  // the metric whose sample count the row shows
     for (const auto& name : names) {
       const auto* m = c.find(name);
       if (counted == nullptr && m != nullptr && !m->samples.empty()) counted = m;
@@ -188,7 +135,7 @@ grid scenario_grid(const bench::scenario_result& s, std::size_t message_limit) {
           break;
         }
     row.push_back(counted != nullptr ? std::to_string(counted->samples.size()) : "-");
-    row.push_back(c.metrics.empty() ? "-" : std::string(bench::to_string(c.stopped)));
+    row.push_back(c.metrics.empty() ? "-" : std::string(result::to_string(c.stopped)));
     std::string status = c.status;
     if (!c.message.empty()) {
       const auto message = one_line(c.message);
@@ -201,48 +148,15 @@ grid scenario_grid(const bench::scenario_result& s, std::size_t message_limit) {
   return g;
 }
 
-namespace {
-
-void flatten_into(const nlohmann::json& j, const std::string& prefix,
-                  std::map<std::string, std::string>& out) {
-  if (j.is_object() && !j.empty()) {
-    for (const auto& [k, v] : j.items())
-      flatten_into(v, prefix.empty() ? k : prefix + "." + k, out);
-    return;
-  }
-  if (prefix.empty()) return;
-  if (j.is_string())
-    out[prefix] = j.get<std::string>();
-  else if (j.is_null())
-    out[prefix] = "";
-  else if (j.is_number_float())
-    out[prefix] = exact_number(j.get<double>());
-  else
-    out[prefix] = j.dump();
-}
-
-}  // namespace
-
-std::map<std::string, std::string> flat_params(const nlohmann::json& params) {
-  std::map<std::string, std::string> out;
-  flatten_into(params, {}, out);
-  return out;
-}
-
-std::string exact_number(double v) {
-  // fmt's shortest representation reads back to the same double.
-  return std::isfinite(v) ? fmt::format("{}", v) : std::string();
-}
-
-std::string backend_name(const bench::run_result& r) {
+std::string backend_name(const result::run_result& r) {
   if (!r.backend.empty()) return r.backend;
   return text_at(r.environment, {"backend"});
 }
 
-std::string header_line(const bench::run_result& r) {
+std::string header_line(const result::run_result& r) {
   std::vector<std::string> parts;
   parts.push_back("pinbench " +
-                  (r.tool_version.empty() ? std::string(PINBENCH_VERSION) : r.tool_version));
+                  (r.tool_version.empty() ? std::string(version) : r.tool_version));
   const auto& env = r.environment;
   const auto backend = backend_name(r);
   const auto device = text_at(env, {"device", "name"});
@@ -267,16 +181,16 @@ std::string header_line(const bench::run_result& r) {
   return out;
 }
 
-std::vector<std::string> environment_warnings(const bench::run_result& r) {
+std::vector<std::string> environment_warnings(const result::run_result& r) {
   std::vector<std::string> out;
-  const auto* w = at(r.environment, {"warnings"});
+  const auto* w = find_path(r.environment, {"warnings"});
   if (w == nullptr || !w->is_array()) return out;
   for (const auto& item : *w)
     out.push_back(item.is_string() ? item.get<std::string>() : item.dump());
   return out;
 }
 
-std::string footer_line(const bench::run_result& r) {
+std::string footer_line(const result::run_result& r) {
   std::size_t cases = 0, failed = 0, interrupted = 0, skipped = 0;
   for (const auto& s : r.scenarios)
     for (const auto& c : s.cases) {
@@ -292,25 +206,6 @@ std::string footer_line(const bench::run_result& r) {
   if (!backend.empty()) out += "; backend: " + backend;
   if (backend == "host") out += " \u2014 host-emulated figures, not GPU figures";
   return out;
-}
-
-std::size_t display_width(std::string_view s) noexcept {
-  // Count every byte that does not continue a UTF-8 sequence.
-  return static_cast<std::size_t>(std::count_if(
-      s.begin(), s.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
-}
-
-std::string truncate(std::string_view s, std::size_t limit) {
-  if (display_width(s) <= limit) return std::string(s);
-  if (limit == 0) return {};
-  std::size_t kept = 0, i = 0;
-  for (; i < s.size(); ++i) {
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
-      if (kept == limit - 1) break;
-      ++kept;
-    }
-  }
-  return std::string(s.substr(0, i)) + "\u2026";
 }
 
 }  // namespace pinbench::report::detail

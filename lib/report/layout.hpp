@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/result.hpp"
+#include "result/result.hpp"
 #include "core/stats.hpp"
 
 namespace pinbench::report::detail {
@@ -29,13 +29,10 @@ struct grid {
   std::vector<std::string> statuses;           ///< per row: the case's status (for colour)
 };
 
-/// Summary over the finite samples only: a NaN must not reach the sort in summarize().
-[[nodiscard]] summary finite_summary(const bench::metric& m);
-
 /// The metrics a scenario's table shows, in order: the kind's headline metrics (those marked
 /// optional only when some case has them), or for other kinds every metric, in the order
 /// they first appear.
-[[nodiscard]] std::vector<std::string> shown_metrics(const bench::scenario_result& s);
+[[nodiscard]] std::vector<std::string> shown_metrics(const result::scenario_result& s);
 
 /// A value in its unit as people read it: durations and sizes scaled ("1.50 us", "4 MiB"),
 /// fractions as percentages, rates with 2 decimals (3 significant digits below 1).
@@ -43,35 +40,22 @@ struct grid {
 
 /// "median ±noise%" for a metric (noise = stdev / mean, shown when the samples vary), "-"
 /// when it is absent or has no samples.
-[[nodiscard]] std::string metric_cell(const bench::metric* m);
+[[nodiscard]] std::string metric_cell(const result::metric* m);
 
 /// The scenario's grid: case, shown metrics, n, stop, status ("error: message" with the message
 /// cut to `message_limit` characters; 0 keeps it whole). Newlines in messages become spaces.
-[[nodiscard]] grid scenario_grid(const bench::scenario_result& s, std::size_t message_limit);
-
-/// A case's params as text, nested objects flattened to dotted names as --set writes them
-/// ("dataset.samples"); strings as they are, other values as JSON, null as "".
-[[nodiscard]] std::map<std::string, std::string> flat_params(const nlohmann::json& params);
-
-/// A number in its shortest form that reads back to the same double; "" when not finite.
-[[nodiscard]] std::string exact_number(double v);
+[[nodiscard]] grid scenario_grid(const result::scenario_result& s, std::size_t message_limit);
 
 /// "pinbench 0.1.0 · backend: host (emulated: X) · CPU · created".
-[[nodiscard]] std::string header_line(const bench::run_result& r);
+[[nodiscard]] std::string header_line(const result::run_result& r);
 
 /// Environment warnings (environment.warnings), one string each.
-[[nodiscard]] std::vector<std::string> environment_warnings(const bench::run_result& r);
+[[nodiscard]] std::vector<std::string> environment_warnings(const result::run_result& r);
 
 /// "N cases, M failed, K interrupted; backend: host — host-emulated figures, not GPU figures".
-[[nodiscard]] std::string footer_line(const bench::run_result& r);
+[[nodiscard]] std::string footer_line(const result::run_result& r);
 
 /// The backend name: run_result::backend, else environment.backend.
-[[nodiscard]] std::string backend_name(const bench::run_result& r);
-
-/// Columns a string takes in a terminal: UTF-8 code points (pinbench prints no wide glyphs).
-[[nodiscard]] std::size_t display_width(std::string_view s) noexcept;
-
-/// `s` cut to at most `limit` code points, ending in "…" when cut.
-[[nodiscard]] std::string truncate(std::string_view s, std::size_t limit);
+[[nodiscard]] std::string backend_name(const result::run_result& r);
 
 }  // namespace pinbench::report::detail

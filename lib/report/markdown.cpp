@@ -22,7 +22,7 @@ std::string table_row(const std::vector<std::string>& cells) {
 
 }  // namespace
 
-std::string to_markdown(const bench::run_result& r) {
+std::string to_markdown(const result::run_result& r) {
   std::string out = "# pinbench results\n\n" + markdown_cell(detail::header_line(r)) + "\n";
   const auto warnings = detail::environment_warnings(r);
   if (!warnings.empty()) {

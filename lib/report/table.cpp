@@ -27,7 +27,7 @@ std::string_view status_colour(std::string_view status) {
 }
 
 std::string pad(std::string_view text, std::size_t width, detail::align a) {
-  const auto w = detail::display_width(text);
+  const auto w = display_width(text);
   const std::string fill(width > w ? width - w : 0, ' ');
   return a == detail::align::right ? fill + std::string(text) : std::string(text) + fill;
 }
@@ -48,7 +48,7 @@ std::string draw_row(const std::vector<std::string>& cells,
   return line;
 }
 
-void draw_scenario(std::string& out, const bench::scenario_result& s, bool color) {
+void draw_scenario(std::string& out, const result::scenario_result& s, bool color) {
   std::string title = "== " + s.name + " (" + s.kind + ")";
   if (!s.description.empty()) title += " \u2014 " + s.description;
   out += paint(title, bold, color) + "\n";
@@ -62,11 +62,11 @@ void draw_scenario(std::string& out, const bench::scenario_result& s, bool color
   std::vector<std::string> headers;
   for (std::size_t i = 0; i < g.columns.size(); ++i) {
     headers.push_back(g.columns[i].header);
-    widths[i] = detail::display_width(g.columns[i].header);
+    widths[i] = display_width(g.columns[i].header);
   }
   for (const auto& row : g.rows)
     for (std::size_t i = 0; i < row.size(); ++i)
-      widths[i] = std::max(widths[i], detail::display_width(row[i]));
+      widths[i] = std::max(widths[i], display_width(row[i]));
 
   out += paint(draw_row(headers, g.columns, widths), bold, color) + "\n";
   for (std::size_t r = 0; r < g.rows.size(); ++r) {
@@ -84,7 +84,7 @@ void draw_scenario(std::string& out, const bench::scenario_result& s, bool color
 
 }  // namespace
 
-std::string to_table(const bench::run_result& r, bool color) {
+std::string to_table(const result::run_result& r, bool color) {
   std::string out = paint(detail::header_line(r), bold, color) + "\n";
   for (const auto& w : detail::environment_warnings(r))
     out += paint("warning: ", yellow, color) + w + "\n";

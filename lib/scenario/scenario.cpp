@@ -8,7 +8,8 @@
 #include "core/error.hpp"
 #include "core/json_limits.hpp"
 #include "core/text.hpp"
-#include "scenario/schema.hpp"
+#include "kinds/registry.hpp"
+#include "scenario/sampling_schema.hpp"
 #include "scenario/values.hpp"
 
 namespace pinbench::scenario {
@@ -34,9 +35,9 @@ std::vector<std::string> sampling_names(std::string_view prefix) {
   return out;
 }
 
-const param_spec& sampling_param(std::string_view name) {
+const kinds::param_spec& sampling_param(std::string_view name) {
   const auto& all = sampling_params();
-  return *std::find_if(all.begin(), all.end(), [&](const param_spec& p) { return p.name == name; });
+  return *std::find_if(all.begin(), all.end(), [&](const kinds::param_spec& p) { return p.name == name; });
 }
 
 // Stores one normalised sampling value in the struct the engines read.
@@ -115,7 +116,7 @@ class document_parser {
     s.source = source_;
     s.name = parse_name(required(doc, "name"));
     if (doc.contains("description")) s.description = text(doc["description"], "description");
-    const kind_spec& kind = parse_kind(required(doc, "kind"));
+    const kinds::kind_spec& kind = parse_kind(required(doc, "kind"));
     s.kind = kind.kind;
     if (doc.contains("tags")) s.tags = parse_tags(doc["tags"]);
     if (doc.contains("params")) {
@@ -148,7 +149,7 @@ class document_parser {
     return v.get<std::string>();
   }
 
-  json value_of(const param_spec& spec, const ordered& v, const std::string& path) const {
+  json value_of(const kinds::param_spec& spec, const ordered& v, const std::string& path) const {
     auto c = detail::check_value(spec, v);
     if (!c.ok()) fail(path, c.problem);
     return std::move(c.value);
@@ -170,12 +171,12 @@ class document_parser {
     return v.get<std::string>();
   }
 
-  const kind_spec& parse_kind(const ordered& v) const {
+  const kinds::kind_spec& parse_kind(const ordered& v) const {
     std::vector<std::string> names;
-    for (const auto& k : kinds()) names.push_back(k.kind);
+    for (const auto* k : kinds::all()) names.push_back(k->kind);
     if (!v.is_string()) fail("kind", "expected one of " + quoted_list(names) + ", got " + shown(v));
     const auto& name = v.get_ref<const std::string&>();
-    const kind_spec* k = find_kind(name);
+    const kinds::kind_spec* k = kinds::find(name);
     if (k == nullptr)
       fail("kind", fmt::format("unknown kind {}, expected {}{}", shown(v), quoted_list(names),
                                did_you_mean(name, names)));
@@ -193,12 +194,12 @@ class document_parser {
     return tags;
   }
 
-  std::vector<matrix_axis> parse_matrix(const kind_spec& kind, const ordered& m) const {
+  std::vector<matrix_axis> parse_matrix(const kinds::kind_spec& kind, const ordered& m) const {
     expect_object(m, "matrix", "an object of param -> list of values");
     std::vector<matrix_axis> axes;
     for (const auto& [key, values] : m.items()) {
       const std::string path = "matrix." + key_text(key);
-      const param_spec* spec = kind.find(key);
+      const kinds::param_spec* spec = kind.find(key);
       if (spec == nullptr)
         fail(path, fmt::format("unknown param of kind \"{}\"{}", kind.kind,
                                did_you_mean(key, kind.names())));
@@ -221,7 +222,7 @@ class document_parser {
   }
 
   // Every param ends up present: from params, else its default, else the matrix's first value.
-  void fill_defaults(const kind_spec& kind, scenario& s) const {
+  void fill_defaults(const kinds::kind_spec& kind, scenario& s) const {
     for (const auto& p : kind.params) {
       if (detail::find_dotted(s.params, p.name) != nullptr) continue;
       const auto axis = std::find_if(s.matrix.begin(), s.matrix.end(),
@@ -279,12 +280,12 @@ struct resolved_override {
 
 std::vector<resolved_override> resolve(const scenario& s,
                                        const std::vector<override_spec>& overrides) {
-  const kind_spec* kind = find_kind(s.kind);
+  const kinds::kind_spec* kind = kinds::find(s.kind);
   if (kind == nullptr) throw input_error(s.source, "kind", "unknown kind \"" + s.kind + "\"");
   std::vector<resolved_override> out;
   for (const auto& o : overrides) {
     resolved_override r{detail::one_line("--set " + o.key + "=" + o.value), false, o.key, {}};
-    const param_spec* spec = kind->find(o.key);
+    const kinds::param_spec* spec = kind->find(o.key);
     if (o.key.starts_with("sampling.")) {
       r.is_sampling = true;
       r.name = o.key.substr(9);
@@ -311,8 +312,8 @@ std::vector<resolved_override> resolve(const scenario& s,
                                    : detail::check_value(*spec, parsed);
     // A list may be typed without brackets (--set batch_sizes=32,48,64). Once the text reads
     // as a list, its items' problem is the one to report.
-    bool read_as_list = spec->type == param_type::integer_list && parsed.is_array();
-    if (!c.ok() && spec->type == param_type::integer_list && !read_as_list) {
+    bool read_as_list = spec->type == kinds::param_type::integer_list && parsed.is_array();
+    if (!c.ok() && spec->type == kinds::param_type::integer_list && !read_as_list) {
       const json listed = json::parse("[" + o.value + "]", nullptr, false);
       read_as_list = !listed.is_discarded();
       if (read_as_list) c = detail::check_value(*spec, listed);
@@ -443,7 +444,7 @@ std::vector<case_spec> expand(const scenario& s, const std::vector<override_spec
   for (const auto& r : resolved)
     if (!r.is_sampling) detail::set_dotted(params, r.name, r.value);
 
-  const kind_spec* kind = find_kind(s.kind);
+  const kinds::kind_spec* kind = kinds::find(s.kind);
   const auto total = static_cast<std::size_t>(saturated_product(axes));
   std::vector<case_spec> cases;
   cases.reserve(total);
@@ -470,7 +471,7 @@ std::vector<case_spec> expand(const scenario& s, const std::vector<override_spec
 
 std::vector<std::pair<std::string, std::string>> shown_defaults(const std::string& kind) {
   std::vector<std::pair<std::string, std::string>> out;
-  const kind_spec* k = find_kind(kind);
+  const kinds::kind_spec* k = kinds::find(kind);
   if (k == nullptr) return out;
   nlohmann::json defaults = nlohmann::json::object();
   for (const auto& p : k->params)

@@ -9,17 +9,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "measure/case.hpp"
+
 namespace pinbench::scenario {
 
-/// When to stop sampling a case (DESIGN.md "sampling").
-struct sampling {
-  int warmup = 3;
-  int min_samples = 10;
-  int max_samples = 200;
-  double max_noise = 0.01;            ///< relative standard deviation to reach
-  std::int64_t min_time_ns = 200'000'000;
-  std::int64_t timeout_ns = 10'000'000'000;
-};
+// A scenario expands into measure::case_spec, each with its measure::sampling rule.
+using measure::case_spec;
+using measure::sampling;
 
 /// One matrix axis: a param name and its values, both as written (for ids) and normalised.
 struct matrix_axis {
@@ -38,16 +34,8 @@ struct scenario {
   std::vector<std::string> tags;  ///< "quick" puts a built-in into the default suite
   nlohmann::json params = nlohmann::json::object();
   std::vector<matrix_axis> matrix;
-  struct sampling sampling;
+  measure::sampling sampling;
   nlohmann::json gate = nlohmann::json::object();
-};
-
-/// One point of the matrix: what an engine runs.
-struct case_spec {
-  std::string id;  ///< "memory=pinned,bytes=1MiB" from the matrix values as written; "default" when no matrix
-  nlohmann::json params;  ///< complete and normalised
-  struct sampling sampling;
-  std::string source;  ///< the scenario's file (relative paths in params resolve against it)
 };
 
 /// `--set key=value`: `key` is a param name (dotted for nested ones) or `sampling.NAME`.

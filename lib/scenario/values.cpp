@@ -1,4 +1,4 @@
-// Value rules of the scenario format: what each param_type accepts, its normal form, its display.
+// Value rules of the scenario format: what each param type accepts, its normal form, its display.
 #include "scenario/values.hpp"
 
 #include <fmt/format.h>
@@ -43,7 +43,7 @@ std::string with_article(const std::string& noun) {
 }
 
 // What a value under the lower bound (or of the wrong form) should have been.
-std::string expect_low(const param_spec& s, const wording& w) {
+std::string expect_low(const kinds::param_spec& s, const wording& w) {
   if (!std::isfinite(s.min)) return with_article(w.noun);
   if (s.min == 0 && !w.example.empty())
     return (s.min_exclusive ? "a positive " + w.noun : with_article(w.noun)) + " such as " +
@@ -56,7 +56,7 @@ checked problem(const std::string& expectation, const json& got, const std::stri
 }
 
 // Bounds check shared by the numeric types; `magnitude` is empty when the form is wrong.
-checked in_range(const param_spec& s, const json& got, std::optional<double> magnitude,
+checked in_range(const kinds::param_spec& s, const json& got, std::optional<double> magnitude,
                  json normalised, const wording& w) {
   if (!magnitude || (s.min_exclusive ? *magnitude <= s.min : *magnitude < s.min))
     return problem(expect_low(s, w), got);
@@ -65,7 +65,7 @@ checked in_range(const param_spec& s, const json& got, std::optional<double> mag
   return {std::move(normalised), {}};
 }
 
-checked check_size(const param_spec& s, const json& v) {
+checked check_size(const kinds::param_spec& s, const json& v) {
   std::optional<std::uint64_t> bytes;
   if (v.is_string()) bytes = parse_bytes(v.get_ref<const std::string&>());
   if (v.is_number_unsigned()) bytes = v.get<std::uint64_t>();
@@ -76,7 +76,7 @@ checked check_size(const param_spec& s, const json& v) {
   return in_range(s, v, static_cast<double>(*bytes), *bytes, {"size", "\"64MiB\"", show_bytes});
 }
 
-checked check_duration(const param_spec& s, const json& v) {
+checked check_duration(const kinds::param_spec& s, const json& v) {
   std::optional<std::int64_t> ns;
   if (v.is_string()) ns = parse_duration_ns(v.get_ref<const std::string&>());
   // A bare number has no unit; only 0 means the same in every unit.
@@ -86,12 +86,12 @@ checked check_duration(const param_spec& s, const json& v) {
   return in_range(s, v, static_cast<double>(*ns), *ns, w);
 }
 
-void read_params_into(const kind_spec& kind, const nlohmann::ordered_json& obj,
+void read_params_into(const kinds::kind_spec& kind, const nlohmann::ordered_json& obj,
                       const std::string& prefix, const std::string& source, json& out) {
   for (const auto& [key, value] : obj.items()) {
     const std::string name = prefix.empty() ? key : prefix + "." + key;
     const std::string path = "params." + one_line(name);
-    if (const param_spec* spec = kind.find(name)) {
+    if (const kinds::param_spec* spec = kind.find(name)) {
       auto c = check_value(*spec, value);
       if (!c.ok()) throw input_error(source, path, c.problem);
       set_dotted(out, name, std::move(c.value));
@@ -99,7 +99,7 @@ void read_params_into(const kind_spec& kind, const nlohmann::ordered_json& obj,
     }
     const bool group =
         std::any_of(kind.params.begin(), kind.params.end(),
-                    [&](const param_spec& p) { return p.name.starts_with(name + "."); });
+                    [&](const kinds::param_spec& p) { return p.name.starts_with(name + "."); });
     if (!group)
       throw input_error(source, path,
                         fmt::format("unknown param of kind \"{}\"{}", kind.kind,
@@ -111,7 +111,7 @@ void read_params_into(const kind_spec& kind, const nlohmann::ordered_json& obj,
 }
 
 // Every item an integer within the spec's bounds; `item [1]: ...` names the first one that is not.
-checked check_integer_list(const param_spec& s, const json& v) {
+checked check_integer_list(const kinds::param_spec& s, const json& v) {
   const wording w{"integer", "", show_number};
   if (!v.is_array()) {
     std::string expected = "a list of integers";
@@ -129,23 +129,23 @@ checked check_integer_list(const param_spec& s, const json& v) {
   return {v, {}};
 }
 
-checked check_type(const param_spec& s, const json& v) {
+checked check_type(const kinds::param_spec& s, const json& v) {
   switch (s.type) {
-    case param_type::size:
+    case kinds::param_type::size:
       return check_size(s, v);
-    case param_type::duration:
+    case kinds::param_type::duration:
       return check_duration(s, v);
-    case param_type::integer:
+    case kinds::param_type::integer:
       return in_range(s, v, v.is_number_integer() ? std::optional(v.get<double>()) : std::nullopt,
                       v, {"integer", "", show_number});
-    case param_type::number:
+    case kinds::param_type::number:
       return in_range(s, v, v.is_number() ? std::optional(v.get<double>()) : std::nullopt,
                       v.is_number() ? json(v.get<double>()) : json(), {"number", "", show_number});
-    case param_type::boolean:
+    case kinds::param_type::boolean:
       return v.is_boolean() ? checked{v, {}} : problem("true or false", v);
-    case param_type::string:
+    case kinds::param_type::string:
       return v.is_string() ? checked{v, {}} : problem("a string", v);
-    case param_type::enumeration: {
+    case kinds::param_type::enumeration: {
       if (v.is_string()) {
         const auto& text = v.get_ref<const std::string&>();
         for (const auto& c : s.choices)
@@ -154,7 +154,7 @@ checked check_type(const param_spec& s, const json& v) {
       }
       return problem("one of " + quoted_list(s.choices), v);
     }
-    case param_type::integer_list:
+    case kinds::param_type::integer_list:
       return check_integer_list(s, v);
   }
   return problem("a valid value", v);
@@ -162,14 +162,14 @@ checked check_type(const param_spec& s, const json& v) {
 
 }  // namespace
 
-json read_params(const kind_spec& kind, const nlohmann::ordered_json& params,
+json read_params(const kinds::kind_spec& kind, const nlohmann::ordered_json& params,
                  const std::string& source) {
   json out = json::object();
   read_params_into(kind, params, {}, source, out);
   return out;
 }
 
-checked check_value(const param_spec& s, const json& v) {
+checked check_value(const kinds::param_spec& s, const json& v) {
   checked c = check_type(s, v);
   if (c.ok() && s.check) c.problem = s.check(c.value);
   if (!c.ok()) c.value = json();
@@ -240,14 +240,14 @@ void set_dotted(json& params, std::string_view name, json value) {
 
 nlohmann::json display_params(const std::string& kind, const nlohmann::json& params) {
   nlohmann::json out = params;
-  const kind_spec* k = find_kind(kind);
+  const kinds::kind_spec* k = kinds::find(kind);
   if (k == nullptr) return out;
   for (const auto& p : k->params) {
     const nlohmann::json* v = detail::find_dotted(out, p.name);
     if (v == nullptr) continue;
-    if (p.type == param_type::size && v->is_number_unsigned())
+    if (p.type == kinds::param_type::size && v->is_number_unsigned())
       detail::set_dotted(out, p.name, format_bytes_compact(v->get<std::uint64_t>()));
-    else if (p.type == param_type::duration && v->is_number_integer())
+    else if (p.type == kinds::param_type::duration && v->is_number_integer())
       detail::set_dotted(out, p.name, detail::format_duration_compact(v->get<std::int64_t>()));
   }
   return out;

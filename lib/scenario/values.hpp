@@ -1,4 +1,4 @@
-// Checking and normalising one value against a param_spec, and showing values in messages.
+// Checking and normalising one value against a kinds::param_spec, and showing values in messages.
 // Internal to lib/scenario/: the file parser and `--set` share these rules.
 #pragma once
 
@@ -8,7 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenario/schema.hpp"
+#include "kinds/registry.hpp"
+#include "scenario/sampling_schema.hpp"
 
 namespace pinbench::scenario::detail {
 
@@ -21,12 +22,12 @@ struct checked {
 };
 
 /// Validates `value` against `spec` and normalises it (sizes to bytes, durations to ns).
-[[nodiscard]] checked check_value(const param_spec& spec, const nlohmann::json& value);
+[[nodiscard]] checked check_value(const kinds::param_spec& spec, const nlohmann::json& value);
 
 /// Reads a scenario's "params" object: each value checked and normalised; a spec named
 /// "dataset.samples" is written {"dataset": {"samples": ...}}. Defaults are not filled in here.
 /// Throws input_error(source, "params.NAME", ...) on the first problem.
-[[nodiscard]] nlohmann::json read_params(const kind_spec& kind,
+[[nodiscard]] nlohmann::json read_params(const kinds::kind_spec& kind,
                                          const nlohmann::ordered_json& params,
                                          const std::string& source);
 

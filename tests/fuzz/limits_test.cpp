@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/json_limits.hpp"
 #include "report/report.hpp"
+#include "result/result_io.hpp"
 #include "scenario/scenario.hpp"
 
 namespace {
@@ -133,7 +134,7 @@ TEST_CASE("huge scenario and result files are refused before they are read", "[f
   write(result_file, "{");
   fs::resize_file(result_file, pinbench::max_result_file_bytes + 1);
   CHECK_THAT(
-      input_error_of([&] { (void)pinbench::report::read_result_file(result_file.string()); }),
+      input_error_of([&] { (void)pinbench::result::read_result_file(result_file.string()); }),
       Catch::Contains("too large: more than 512 MiB"));
   fs::remove_all(dir);
 }
@@ -142,7 +143,7 @@ TEST_CASE("a result file nested 100000 deep is a one-line error", "[fuzz][limits
   const auto dir = fresh_dir("fuzz-deep-result");
   const fs::path p = dir / "deep-result.json";
   write(p, R"({"schema": "pinbench.result/1", "x": )" + nested_arrays(very_deep) + "}");
-  CHECK_THAT(input_error_of([&] { (void)pinbench::report::read_result_file(p.string()); }),
+  CHECK_THAT(input_error_of([&] { (void)pinbench::result::read_result_file(p.string()); }),
              Catch::Contains("JSON nests deeper than 128 levels"));
   fs::remove_all(dir);
 }
@@ -200,7 +201,7 @@ TEST_CASE("a number beyond a double's range is a one-line input error", "[fuzz][
   const auto dir = fresh_dir("fuzz-overflow");
   const fs::path p = dir / "result.json";
   write(p, R"({"schema": "pinbench.result/1", "x": 1e400})");
-  CHECK(input_error_of([&] { (void)pinbench::report::read_result_file(p.string()); }) ==
+  CHECK(input_error_of([&] { (void)pinbench::result::read_result_file(p.string()); }) ==
         p.string() + ": not valid JSON: number overflow parsing '1e400'");
   fs::remove_all(dir);
 }

@@ -392,13 +392,13 @@ TEST_CASE("with rounds, the interval and the threshold follow the spread between
 
 TEST_CASE("a baseline history: several results merge into one side, rounds kept apart",
           "[gate][rounds]") {
-  std::vector<bench::run_result> history;
+  std::vector<result::run_result> history;
   for (std::uint64_t k = 0; k < 3; ++k)
     history.push_back(one_metric_in_rounds(
         "lower", {synthetic(1000 + 30.0 * static_cast<double>(k), 0.01, 8, k),
                   synthetic(1010, 0.01, 8, k + 10)}));
   history.push_back(one_metric("lower", synthetic(990, 0.01, 8, 99)));  // an older file: no rounds
-  const auto merged = bench::merge_runs(history);
+  const auto merged = result::merge_runs(history);
   REQUIRE(merged.scenarios.size() == 1);
   REQUIRE(merged.scenarios[0].cases.size() == 1);
   const auto& m = merged.scenarios[0].cases[0].metrics[0];
@@ -431,24 +431,24 @@ TEST_CASE("merging rounds keeps every completed round and the worst status", "[g
     return c;
   };
   SECTION("labels follow the rounds") {
-    const auto c = bench::merge_rounds({round(10), round(20), round(30)}, {0, 1, 2});
+    const auto c = result::merge_rounds({round(10), round(20), round(30)}, {0, 1, 2});
     CHECK(c.status == "ok");
     CHECK(c.metrics[0].samples == std::vector<double>{10, 11, 20, 21, 30, 31});
     CHECK(c.metrics[0].rounds == std::vector<std::uint32_t>{0, 0, 1, 1, 2, 2});
   }
   SECTION("an interrupted round is left out with a warning") {
-    const auto c = bench::merge_rounds({round(10), round(0, "interrupted")}, {0, 1});
+    const auto c = result::merge_rounds({round(10), round(0, "interrupted")}, {0, 1});
     CHECK(c.status == "ok");
     CHECK(c.metrics[0].samples.size() == 2);
     CHECK(c.warnings.at(0).find("round 2 was interrupted") != std::string::npos);
   }
   SECTION("a failed round fails the case, naming the round") {
-    const auto c = bench::merge_rounds({round(10), round(0, "error")}, {0, 1});
+    const auto c = result::merge_rounds({round(10), round(0, "error")}, {0, 1});
     CHECK(c.status == "error");
     CHECK(c.message == "round 2: boom");
   }
   SECTION("one round stays as it is") {
-    const auto c = bench::merge_rounds({round(10)}, {0});
+    const auto c = result::merge_rounds({round(10)}, {0});
     CHECK(c.metrics[0].rounds.empty());
   }
 }

@@ -10,9 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "bench/result.hpp"
+#include "result/result.hpp"
 #include "gate/statistics.hpp"
 #include "report/report.hpp"
+#include "result/result_io.hpp"
 
 namespace pinbench::testing {
 
@@ -33,9 +34,9 @@ inline std::vector<double> synthetic(double center, double noise, std::size_t n,
   return out;
 }
 
-inline bench::metric make_metric(std::string name, std::string unit, std::string better,
+inline result::metric make_metric(std::string name, std::string unit, std::string better,
                                  std::vector<double> samples) {
-  bench::metric m;
+  result::metric m;
   m.name = std::move(name);
   m.unit = std::move(unit);
   m.better = std::move(better);
@@ -43,17 +44,17 @@ inline bench::metric make_metric(std::string name, std::string unit, std::string
   return m;
 }
 
-inline bench::case_result make_case(std::string id, std::vector<bench::metric> metrics) {
-  bench::case_result c;
+inline result::case_result make_case(std::string id, std::vector<result::metric> metrics) {
+  result::case_result c;
   c.id = std::move(id);
   c.metrics = std::move(metrics);
   return c;
 }
 
-inline bench::scenario_result make_scenario(std::string name, std::string kind,
-                                            std::vector<bench::case_result> cases,
+inline result::scenario_result make_scenario(std::string name, std::string kind,
+                                            std::vector<result::case_result> cases,
                                             nlohmann::json gate = nlohmann::json::object()) {
-  bench::scenario_result s;
+  result::scenario_result s;
   s.name = std::move(name);
   s.kind = std::move(kind);
   s.cases = std::move(cases);
@@ -62,12 +63,12 @@ inline bench::scenario_result make_scenario(std::string name, std::string kind,
 }
 
 /// A result on `backend` with a device of that name (and uuid when given).
-inline bench::run_result make_result(std::vector<bench::scenario_result> scenarios,
+inline result::run_result make_result(std::vector<result::scenario_result> scenarios,
                                      const std::string& backend = "host",
                                      const std::string& device = "host emulation (Test CPU)",
                                      const std::string& uuid = "",
                                      const std::string& created = "2026-01-01T00:00:00Z") {
-  bench::run_result r;
+  result::run_result r;
   r.tool_version = "0.1.0";
   r.tool_git = "test";
   r.created = created;
@@ -80,7 +81,7 @@ inline bench::run_result make_result(std::vector<bench::scenario_result> scenari
 }
 
 /// A result with one scenario, one case, one metric.
-inline bench::run_result one_metric(const std::string& better, std::vector<double> samples,
+inline result::run_result one_metric(const std::string& better, std::vector<double> samples,
                                     const std::string& unit = "ns",
                                     const std::string& metric = "copy_time") {
   return make_result({make_scenario(
@@ -89,7 +90,7 @@ inline bench::run_result one_metric(const std::string& better, std::vector<doubl
 }
 
 /// The same as one_metric, the metric declared deterministic by its engine.
-inline bench::run_result one_deterministic(const std::string& better, std::vector<double> samples,
+inline result::run_result one_deterministic(const std::string& better, std::vector<double> samples,
                                            const std::string& unit = "bytes") {
   auto r = one_metric(better, std::move(samples), unit, "reserved_bytes.all.peak");
   r.scenarios[0].cases[0].metrics[0].deterministic = true;
@@ -97,9 +98,9 @@ inline bench::run_result one_deterministic(const std::string& better, std::vecto
 }
 
 /// One metric measured in rounds: `rounds[k]` are the samples of round k.
-inline bench::run_result one_metric_in_rounds(const std::string& better,
+inline result::run_result one_metric_in_rounds(const std::string& better,
                                               const std::vector<std::vector<double>>& rounds) {
-  bench::metric m = make_metric("copy_time", "ns", better, {});
+  result::metric m = make_metric("copy_time", "ns", better, {});
   for (std::size_t k = 0; k < rounds.size(); ++k)
     for (double x : rounds[k]) {
       m.samples.push_back(x);
@@ -110,8 +111,8 @@ inline bench::run_result one_metric_in_rounds(const std::string& better,
   return r;
 }
 
-inline void write_result(const std::filesystem::path& path, const bench::run_result& r) {
-  std::ofstream(path) << report::to_json(r).dump(2) << "\n";
+inline void write_result(const std::filesystem::path& path, const result::run_result& r) {
+  std::ofstream(path) << result::to_json(r).dump(2) << "\n";
 }
 
 }  // namespace pinbench::testing

@@ -14,13 +14,13 @@ using namespace pinbench::testing;
 
 namespace {
 
-bench::metric m(const std::string& name, const std::string& unit, const std::string& better,
+result::metric m(const std::string& name, const std::string& unit, const std::string& better,
                 std::vector<double> samples) {
   return make_metric(name, unit, better, std::move(samples));
 }
 
 // A policy counter: the allocator engine declares these deterministic.
-bench::metric counter(const std::string& name, const std::string& unit, const std::string& better,
+result::metric counter(const std::string& name, const std::string& unit, const std::string& better,
                       double value) {
   auto c = make_metric(name, unit, better, {value});
   c.deterministic = true;
@@ -28,7 +28,7 @@ bench::metric counter(const std::string& name, const std::string& unit, const st
 }
 
 // Base and current differ in every way compare can tell apart.
-std::pair<bench::run_result, bench::run_result> fixture() {
+std::pair<result::run_result, result::run_result> fixture() {
   const nlohmann::json transfer_gate{{"bandwidth", {{"threshold", 0.05}}},
                                      {"host_call_time", {{"threshold", 0.10}}}};
   auto base = make_result(

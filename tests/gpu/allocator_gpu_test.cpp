@@ -11,7 +11,7 @@
 #include "alloc/allocator.hpp"
 #include "alloc/config.hpp"
 #include "alloc/upstream.hpp"
-#include "bench/engine.hpp"
+#include "run/runner.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "device/backend.hpp"
@@ -194,9 +194,9 @@ TEST_CASE("gpu: an allocator scenario end to end on the cuda backend", "[gpu][al
                "config": ["", "expandable_segments:True"]},
     "sampling": {"warmup": 0, "min_samples": 1, "max_samples": 2, "min_time": "0",
                  "timeout": "20s"}})";
-  bench::run_options o;
+  run::run_options o;
   o.seed = 1;
-  const auto r = bench::run_scenarios({scenario::parse_scenario(text, "gpu.json")}, *dev, o);
+  const auto r = run::run_scenarios({scenario::parse_scenario(text, "gpu.json")}, *dev, o);
   CHECK(r.backend == "cuda");
   const auto& cases = r.scenarios.at(0).cases;
   REQUIRE(cases.size() == 6);

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "bench/engine.hpp"
+#include "run/runner.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
@@ -132,7 +132,7 @@ TEST_CASE("cuda: small copies are timed in batches with finite bandwidth", "[gpu
       "matrix": {"memory": ["pinned", "pageable"]},
       "sampling": {"warmup": 1, "min_samples": 5, "max_samples": 20, "min_time": "0",
                    "timeout": "2s"}})", "t.json");
-  const auto r = bench::run_scenarios({sc}, *b, {});
+  const auto r = run::run_scenarios({sc}, *b, {});
   for (const auto& c : r.scenarios.at(0).cases) {
     INFO(c.id << ": " << c.message);
     REQUIRE(c.status == "ok");

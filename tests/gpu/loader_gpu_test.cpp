@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "bench/engine.hpp"
+#include "run/runner.hpp"
 #include "device/backend.hpp"
 #include "loader/pinned_pool.hpp"
 #include "scenario/scenario.hpp"
@@ -22,9 +22,9 @@ TEST_CASE("gpu: a loader scenario end to end on the cuda backend", "[gpu][loader
                "non_blocking": [false, true]},
     "sampling": {"warmup": 1, "min_samples": 2, "max_samples": 2, "min_time": "0",
                  "timeout": "20s"}})";
-  bench::run_options o;
+  run::run_options o;
   o.seed = 1;
-  const auto r = bench::run_scenarios({scenario::parse_scenario(text, "gpu.json")}, *dev, o);
+  const auto r = run::run_scenarios({scenario::parse_scenario(text, "gpu.json")}, *dev, o);
   CHECK(r.backend == "cuda");
   const auto& cases = r.scenarios.at(0).cases;
   REQUIRE(cases.size() == 8);

@@ -12,7 +12,7 @@
 
 #include "golden.hpp"
 #include "report/report.hpp"
-#include "report/svg.hpp"
+#include "chart/svg.hpp"
 
 using namespace pinbench;
 using nlohmann::json;
@@ -20,9 +20,9 @@ using pinbench::testing::check_golden;
 
 namespace {
 
-bench::metric make_metric(std::string name, std::string unit, std::string better,
+result::metric make_metric(std::string name, std::string unit, std::string better,
                           std::vector<double> samples) {
-  bench::metric m;
+  result::metric m;
   m.name = std::move(name);
   m.unit = std::move(unit);
   m.better = std::move(better);
@@ -30,8 +30,8 @@ bench::metric make_metric(std::string name, std::string unit, std::string better
   return m;
 }
 
-bench::case_result transfer_case(const std::string& memory, const std::string& bytes, double gbps) {
-  bench::case_result c;
+result::case_result transfer_case(const std::string& memory, const std::string& bytes, double gbps) {
+  result::case_result c;
   c.id = "memory=" + memory + ",bytes=" + bytes;
   c.params = {{"direction", "h2d"}, {"memory", memory}, {"mode", "non_blocking"}, {"bytes", bytes}};
   c.metrics = {make_metric("bandwidth", "GB/s", "higher", {gbps * 0.98, gbps, gbps * 1.01}),
@@ -40,8 +40,8 @@ bench::case_result transfer_case(const std::string& memory, const std::string& b
   return c;
 }
 
-bench::case_result loader_case(int workers, double samples_per_s, double busy) {
-  bench::case_result c;
+result::case_result loader_case(int workers, double samples_per_s, double busy) {
+  result::case_result c;
   c.id = "num_workers=" + std::to_string(workers);
   c.params = {{"dataset", {{"samples", 1024}, {"sample_bytes", "64KiB"}}},
               {"num_workers", workers},
@@ -49,13 +49,13 @@ bench::case_result loader_case(int workers, double samples_per_s, double busy) {
   c.metrics = {make_metric("samples_per_s", "samples/s", "higher",
                            {samples_per_s * 0.97, samples_per_s, samples_per_s * 1.02}),
                make_metric("gpu_busy", "fraction", "higher", {busy, busy, busy})};
-  c.stopped = bench::stop_reason::max_samples;
+  c.stopped = result::stop_reason::max_samples;
   return c;
 }
 
 // An allocator case as the engine writes it: counters, a timeline and a segment map.
-bench::case_result allocator_case(const std::string& config) {
-  bench::case_result c;
+result::case_result allocator_case(const std::string& config) {
+  result::case_result c;
   c.id = "config=" + config;
   c.params = {{"config", config}, {"workload", "training_loop"}};
   const double mib = 1024.0 * 1024;
@@ -102,15 +102,15 @@ bench::case_result allocator_case(const std::string& config) {
          {"pool", "small"},
          {"stream", 0},
          {"blocks", {{{"offset", 0}, {"size", m(2)}, {"state", "inactive"}}}}}}}};
-  c.stopped = bench::stop_reason::max_samples;
+  c.stopped = result::stop_reason::max_samples;
   return c;
 }
 
 // Five scenarios: a transfer size sweep (line chart), a transfer scenario at one size (bars),
 // a loader worker sweep, an allocator scenario, and a kind the report does not chart, with text
 // that must be escaped.
-bench::run_result fixture() {
-  bench::run_result r;
+result::run_result fixture() {
+  result::run_result r;
   r.tool_version = "0.1.0";
   r.tool_git = "abc1234";
   r.created = "2026-11-30T20:00:00Z";
@@ -126,7 +126,7 @@ bench::run_result fixture() {
   r.seed = 7;
   r.command_line = "pinbench run builtin:transfer-size --out r.json";
 
-  bench::scenario_result size;
+  result::scenario_result size;
   size.name = "transfer-size";
   size.description = "pinned vs pageable by size";
   size.kind = "transfer";
@@ -135,36 +135,36 @@ bench::run_result fixture() {
                 transfer_case("pageable", "64MiB", 8),  transfer_case("pinned", "4KiB", 2),
                 transfer_case("pinned", "1MiB", 11),    transfer_case("pinned", "64MiB", 12.5)};
 
-  bench::scenario_result modes;
+  result::scenario_result modes;
   modes.name = "transfer-modes";
   modes.kind = "transfer";
   modes.cases = {transfer_case("pageable", "32MiB", 7), transfer_case("pinned", "32MiB", 12)};
-  bench::case_result failed = transfer_case("registered", "32MiB", 0);
+  result::case_result failed = transfer_case("registered", "32MiB", 0);
   failed.status = "error";
   failed.message = "cudaHostRegister failed";
   failed.metrics.clear();
   modes.cases.push_back(failed);
 
-  bench::scenario_result loader;
+  result::scenario_result loader;
   loader.name = "loader-workers";
   loader.kind = "loader";
   loader.verdict = "data-bound at num_workers=0";
   loader.cases = {loader_case(0, 900, 0.31), loader_case(2, 2400, 0.8), loader_case(4, 3100, 0.97)};
 
-  bench::scenario_result alloc;
+  result::scenario_result alloc;
   alloc.name = "allocator-fragmentation";
   alloc.kind = "allocator";
   alloc.cases = {allocator_case(""), allocator_case("expandable_segments:True")};
 
-  bench::scenario_result odd;
+  result::scenario_result odd;
   odd.name = "widgets <&>";
   odd.description = "<script>alert('x')</script> & \"quotes\"";
   odd.kind = "custom";
-  bench::case_result w;
+  result::case_result w;
   w.id = "label=<b>";
   w.params = {{"label", "<b>"}};
   w.metrics = {make_metric("widgets", "count", "higher", {3})};
-  w.stopped = bench::stop_reason::single;
+  w.stopped = result::stop_reason::single;
   odd.cases = {w};
 
   r.scenarios = {size, modes, loader, alloc, odd};
@@ -336,39 +336,39 @@ TEST_CASE("all text from the result is escaped", "[report][html]") {
 TEST_CASE("the SVG layer escapes, formats ticks and survives empty data", "[report][svg]") {
   // A coordinate or label that is not a number ("nan", "-inf") anywhere in the markup.
   const std::regex not_a_number(R"re([\s"'>MLHVhv,-](nan|inf)\b)re", std::regex::icase);
-  CHECK(report::svg::escape("a<b>&\"c'") == "a&lt;b&gt;&amp;&quot;c&#39;");
-  CHECK(report::svg::short_number(0) == "0");
-  CHECK(report::svg::short_number(2.5) == "2.5");
-  CHECK(report::svg::short_number(250) == "250");
-  CHECK(report::svg::short_number(2500) == "2500");
-  CHECK(report::svg::short_number(12500) == "12.5k");
-  CHECK(report::svg::short_number(3e6) == "3M");
-  CHECK(report::svg::short_number(0.125) == "0.125");
+  CHECK(chart::svg::escape("a<b>&\"c'") == "a&lt;b&gt;&amp;&quot;c&#39;");
+  CHECK(chart::svg::short_number(0) == "0");
+  CHECK(chart::svg::short_number(2.5) == "2.5");
+  CHECK(chart::svg::short_number(250) == "250");
+  CHECK(chart::svg::short_number(2500) == "2500");
+  CHECK(chart::svg::short_number(12500) == "12.5k");
+  CHECK(chart::svg::short_number(3e6) == "3M");
+  CHECK(chart::svg::short_number(0.125) == "0.125");
 
-  report::svg::line_chart empty;
+  chart::svg::line_chart empty;
   empty.id = "e";
   empty.title = "nothing";
   empty.x.label = "x (s)";
   empty.y.label = "y (GB/s)";
-  const auto text = report::svg::render(empty);
+  const auto text = chart::svg::render(empty);
   CHECK(text.find("<title id=\"e-title\">nothing</title>") != std::string::npos);
   CHECK(text.find("class=\"mark") == std::string::npos);
   CHECK_FALSE(std::regex_search(text, not_a_number));
 
   // One point alone on a dense chart still shows (as a marker); NaN points are left out.
-  report::svg::line_chart one = empty;
+  chart::svg::line_chart one = empty;
   one.markers = false;
   one.lines = {{"a", {{1, 2}, {2, std::nan("")}}}};
-  const auto single = report::svg::render(one);
+  const auto single = chart::svg::render(one);
   CHECK(count(single, "class=\"mark marker\"") == 1);
   CHECK_FALSE(std::regex_search(single, not_a_number));
 
   // A log axis over 4 KiB .. 256 MiB: power-of-two ticks, at most nine of them.
-  report::svg::line_chart sizes = empty;
+  chart::svg::line_chart sizes = empty;
   sizes.x.log = true;
-  sizes.x.format = [](double v) { return report::svg::short_number(v); };
+  sizes.x.format = [](double v) { return chart::svg::short_number(v); };
   sizes.lines = {{"a", {{4096, 1}, {268435456, 2}}}};
-  const auto log_text = report::svg::render(sizes);
+  const auto log_text = chart::svg::render(sizes);
   const auto x_axis = log_text.substr(log_text.find("class=\"axis x-axis\""));
   const auto ticks = count(x_axis.substr(0, x_axis.find("</g>")), "text-anchor=\"middle\">");
   CHECK(ticks >= 4);

@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "report/report.hpp"
+#include "result/result_io.hpp"
 #include "golden.hpp"
 
 using namespace pinbench;
@@ -25,9 +26,9 @@ const std::string long_error =
     "cudaHostRegister failed: operation not permitted (error 800); RLIMIT_MEMLOCK is 8 MiB, "
     "below the 1 MiB | 64 MiB buffers asked for; raise it with `ulimit -l unlimited`";
 
-bench::metric make_metric(std::string name, std::string unit, std::string better,
+result::metric make_metric(std::string name, std::string unit, std::string better,
                           std::vector<double> samples) {
-  bench::metric m;
+  result::metric m;
   m.name = std::move(name);
   m.unit = std::move(unit);
   m.better = std::move(better);
@@ -37,8 +38,8 @@ bench::metric make_metric(std::string name, std::string unit, std::string better
 
 // Two scenarios: a transfer one (ok, ok with warnings, error) and one of a kind the report
 // does not know. Fixed timestamp and environment so that every output is deterministic.
-bench::run_result sample_run() {
-  bench::run_result r;
+result::run_result sample_run() {
+  result::run_result r;
   r.tool_version = "0.1.0";
   r.tool_git = "abc1234";
   r.created = "2026-11-30T20:00:00Z";
@@ -57,14 +58,14 @@ bench::run_result sample_run() {
   r.seed = 42;
   r.command_line = "pinbench run scenarios/h2d.json --set copies_per_sample=2 --seed 42";
 
-  bench::scenario_result t;
+  result::scenario_result t;
   t.name = "h2d-pinned-vs-pageable";
   t.description = "pinned vs pageable host memory";
   t.kind = "transfer";
   t.source = "scenarios/h2d.json";
   t.gate = {{"bandwidth", {{"threshold", 0.05}}}};
 
-  bench::case_result pinned;
+  result::case_result pinned;
   pinned.id = "memory=pinned,bytes=1MiB";
   pinned.params = {
       {"direction", "h2d"}, {"memory", "pinned"}, {"mode", "non_blocking"}, {"bytes", "1MiB"}};
@@ -72,22 +73,22 @@ bench::run_result sample_run() {
                     make_metric("copy_time", "ns", "lower", {43500, 42800, 43100, 43000}),
                     make_metric("host_call_time", "ns", "lower", {2100, 2050, 2200, 2080}),
                     make_metric("overlap", "fraction", "higher", {0.91, 0.93, 0.92, 0.95})};
-  pinned.stopped = bench::stop_reason::converged;
+  pinned.stopped = result::stop_reason::converged;
   pinned.elapsed_s = 0.25;
   pinned.extra = {{"verified", true}};
 
-  bench::case_result pageable;
+  result::case_result pageable;
   pageable.id = "memory=pageable,bytes=1MiB";
   pageable.params = {
       {"direction", "h2d"}, {"memory", "pageable"}, {"mode", "non_blocking"}, {"bytes", "1MiB"}};
   pageable.metrics = {make_metric("bandwidth", "GB/s", "higher", {11.2, 11.9, 11.5}),
                       make_metric("copy_time", "ns", "lower", {89000, 91000, 90500}),
                       make_metric("host_call_time", "ns", "lower", {88000, 90000, 89500})};
-  pageable.stopped = bench::stop_reason::max_samples;
+  pageable.stopped = result::stop_reason::max_samples;
   pageable.elapsed_s = 1.5;
   pageable.warnings = {"noise 3.1% above max_noise 1%"};
 
-  bench::case_result failed;
+  result::case_result failed;
   failed.id = "memory=registered,bytes=1MiB";
   failed.params = {
       {"direction", "h2d"}, {"memory", "registered"}, {"mode", "non_blocking"}, {"bytes", "1MiB"}};
@@ -97,28 +98,28 @@ bench::run_result sample_run() {
 
   t.cases = {pinned, pageable, failed};
 
-  bench::scenario_result c;
+  result::scenario_result c;
   c.name = "widgets";
   c.description = "a kind the report knows nothing about";
   c.kind = "custom";
   c.source = "tests/widgets.json";
 
-  bench::case_result quoted;
+  result::case_result quoted;
   quoted.id = "label=a,\"b\"";
   quoted.params = {{"label", "a,\"b\""}, {"depth", 3}, {"nested", {{"x", 1}}}};
   // Insertion order differs from alphabetical order on purpose.
   quoted.metrics = {make_metric("widgets", "count", "higher", {3, 3, 3}),
                     make_metric("latency", "ns", "lower", {1500, 1700}),
                     make_metric("ratio", "fraction", "", {0.25})};
-  quoted.stopped = bench::stop_reason::single;
+  quoted.stopped = result::stop_reason::single;
 
-  bench::case_result plain;
+  result::case_result plain;
   plain.id = "label=plain";
   plain.params = {{"label", "plain"}, {"depth", 4}};
   plain.metrics = {make_metric("latency", "ns", "lower", {1600}),
                    make_metric("widgets", "count", "higher", {4}),
                    make_metric("spill", "bytes", "lower", {4096})};
-  plain.stopped = bench::stop_reason::single;
+  plain.stopped = result::stop_reason::single;
 
   c.cases = {quoted, plain};
   r.scenarios = {t, c};
@@ -135,7 +136,7 @@ bool all_finite(const ordered_json& j) {
 
 std::string error_of(const ordered_json& j, const std::string& source) {
   try {
-    (void)report::from_json(j, source);
+    (void)result::from_json(j, source);
   } catch (const input_error& e) {
     return e.what();
   }
@@ -151,7 +152,7 @@ std::vector<std::string> keys_of(const ordered_json& j) {
 }  // namespace
 
 TEST_CASE("result JSON has the pinbench.result/1 shape", "[report]") {
-  const auto j = report::to_json(sample_run());
+  const auto j = result::to_json(sample_run());
   CHECK(j["schema"] == "pinbench.result/1");
   CHECK(j["tool"] == ordered_json{{"name", "pinbench"}, {"version", "0.1.0"}, {"git", "abc1234"}});
   CHECK(j["seed"] == 42);
@@ -196,23 +197,23 @@ TEST_CASE("result JSON has the pinbench.result/1 shape", "[report]") {
 
 TEST_CASE("result JSON reads back to the same document", "[report]") {
   const auto run = sample_run();
-  const auto first = report::to_json(run);
+  const auto first = result::to_json(run);
   const auto text = first.dump(2);
 
   SECTION("parsed keeping key order") {
-    const auto back = report::from_json(ordered_json::parse(text), "mem.json");
-    CHECK(report::to_json(back) == first);
+    const auto back = result::from_json(ordered_json::parse(text), "mem.json");
+    CHECK(result::to_json(back) == first);
     CHECK(back.scenarios[1].cases[0].metrics[0].name == "widgets");
     CHECK(back.backend == "host");
     CHECK(back.seed == 42);
-    CHECK(back.scenarios[0].cases[1].stopped == bench::stop_reason::max_samples);
+    CHECK(back.scenarios[0].cases[1].stopped == result::stop_reason::max_samples);
     CHECK(back.scenarios[0].cases[0].extra == json{{"verified", true}});
     CHECK(report::to_table(back) == report::to_table(run));
     CHECK(report::to_csv(back) == report::to_csv(run));
   }
   SECTION("parsed as nlohmann::json (keys sorted)") {
-    const auto back = report::from_json(json::parse(text), "mem.json");
-    CHECK(json(report::to_json(back)) == json(first));
+    const auto back = result::from_json(json::parse(text), "mem.json");
+    CHECK(json(result::to_json(back)) == json(first));
   }
 }
 
@@ -227,7 +228,7 @@ TEST_CASE("result JSON never holds NaN or infinity", "[report]") {
   c.params["limit"] = -inf;
   run.environment["device"]["clock_ghz"] = inf;
 
-  const auto j = report::to_json(run);
+  const auto j = result::to_json(run);
   CHECK(all_finite(j));
   const auto text = j.dump();
   for (const char* bad : {"nan", "NaN", "Infinity", ":inf", ":-inf", "[inf", ",inf", ",-inf"})
@@ -240,18 +241,18 @@ TEST_CASE("result JSON never holds NaN or infinity", "[report]") {
   CHECK(j["scenarios"][0]["cases"][0]["elapsed_s"].is_null());
 
   // Readers cope: null reads back as NaN, and every writer still works.
-  const auto back = report::from_json(ordered_json::parse(text), "nan.json");
+  const auto back = result::from_json(ordered_json::parse(text), "nan.json");
   const auto& samples = back.scenarios[0].cases[0].metrics[0].samples;
   REQUIRE(samples.size() == 4);
   CHECK(std::isnan(samples[1]));
   CHECK(std::isnan(back.scenarios[0].cases[0].elapsed_s));
-  CHECK(report::to_json(back) == j);
+  CHECK(result::to_json(back) == j);
   CHECK(report::to_table(back).find("21.00 \u00b16.7%") != std::string::npos);
   CHECK(report::to_csv(back).find("nan") == std::string::npos);
 }
 
 TEST_CASE("reading a result names the file and the JSON path of a problem", "[report]") {
-  const auto good = report::to_json(sample_run());
+  const auto good = result::to_json(sample_run());
 
   auto j = good;
   j["schema"] = "foo";
@@ -313,14 +314,14 @@ TEST_CASE("reading a result names the file and the JSON path of a problem", "[re
 }
 
 TEST_CASE("reading a result ignores unknown fields and recomputes summaries", "[report]") {
-  auto j = report::to_json(sample_run());
+  auto j = result::to_json(sample_run());
   j["from_the_future"] = {{"anything", 1}};
   j["scenarios"][0]["shiny"] = true;
   j["scenarios"][0]["cases"][0]["metrics"]["bandwidth"]["histogram"] = ordered_json::array();
   // A stale summary does not survive: the samples are the truth.
   j["scenarios"][0]["cases"][0]["metrics"]["bandwidth"]["summary"]["median"] = 999.0;
-  const auto back = report::from_json(j, "r.json");
-  const auto again = report::to_json(back);
+  const auto back = result::from_json(j, "r.json");
+  const auto again = result::to_json(back);
   CHECK_FALSE(again.contains("from_the_future"));
   CHECK(again["scenarios"][0]["cases"][0]["metrics"]["bandwidth"]["summary"]["median"]
             .get<double>() == Approx(24.35));
@@ -430,14 +431,14 @@ TEST_CASE("Markdown matches its golden file", "[report]") {
 
 TEST_CASE("rounds and the deterministic flag read back; a rounds list of the wrong length is an error",
           "[report][rounds]") {
-  bench::run_result r;
+  result::run_result r;
   r.tool_version = "0.1.0";
   r.backend = "host";
   r.repeat = 2;
-  bench::scenario_result s;
+  result::scenario_result s;
   s.name = "s";
   s.kind = "allocator";
-  bench::case_result c;
+  result::case_result c;
   c.id = "a";
   auto& t = c.add("alloc_latency", "ns", "lower");
   t.samples = {1, 2, 3, 4};
@@ -448,11 +449,11 @@ TEST_CASE("rounds and the deterministic flag read back; a rounds list of the wro
   k.rounds = {0, 1};
   s.cases.push_back(c);
   r.scenarios.push_back(s);
-  const auto j = report::to_json(r);
+  const auto j = result::to_json(r);
   CHECK(j["repeat"] == 2);
   CHECK_FALSE(j["scenarios"][0]["cases"][0]["metrics"]["alloc_latency"].contains("deterministic"));
   CHECK(j["scenarios"][0]["cases"][0]["metrics"]["num_device_alloc"]["deterministic"] == true);
-  const auto back = report::from_json(j, "r.json");
+  const auto back = result::from_json(j, "r.json");
   CHECK(back.repeat == 2);
   const auto& m = back.scenarios[0].cases[0];
   CHECK(m.find("alloc_latency")->rounds == std::vector<std::uint32_t>{0, 0, 1, 1});
@@ -462,7 +463,7 @@ TEST_CASE("rounds and the deterministic flag read back; a rounds list of the wro
   auto bad = j;
   bad["scenarios"][0]["cases"][0]["metrics"]["alloc_latency"]["rounds"] = {0, 1};
   try {
-    (void)report::from_json(bad, "r.json");
+    (void)result::from_json(bad, "r.json");
     FAIL("a short rounds list was accepted");
   } catch (const input_error& e) {
     const std::string what = e.what();

@@ -4,7 +4,8 @@
 
 #include "core/units.hpp"
 #include "scenario/scenario.hpp"
-#include "scenario/schema.hpp"
+#include "kinds/registry.hpp"
+#include "scenario/sampling_schema.hpp"
 #include "scenario_helpers.hpp"
 
 using namespace pinbench;

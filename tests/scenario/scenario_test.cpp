@@ -2,7 +2,8 @@
 
 #include "core/units.hpp"
 #include "scenario/scenario.hpp"
-#include "scenario/schema.hpp"
+#include "kinds/registry.hpp"
+#include "scenario/sampling_schema.hpp"
 #include "scenario/values.hpp"
 #include "scenario_helpers.hpp"
 

@@ -1,7 +1,8 @@
 // The schema itself: every default is a valid value, lookups work, nested params parse.
 #include <catch2/catch.hpp>
 
-#include "scenario/schema.hpp"
+#include "kinds/registry.hpp"
+#include "scenario/sampling_schema.hpp"
 #include "scenario/values.hpp"
 #include "scenario_helpers.hpp"
 
@@ -10,14 +11,14 @@ using namespace pinbench::scenario;
 using nlohmann::json;
 
 TEST_CASE("every default is valid and already normalised", "[scenario][schema]") {
-  auto check_specs = [](const std::vector<param_spec>& specs) {
+  auto check_specs = [](const std::vector<kinds::param_spec>& specs) {
     for (const auto& p : specs) {
       INFO(p.name);
       CHECK_FALSE(p.help.empty());
       if (p.default_value.is_null()) continue;  // required
       // Durations are stored in ns but written with a unit; a bare number means nothing.
       const json written =
-          p.type == param_type::duration
+          p.type == kinds::param_type::duration
               ? json(detail::format_duration_compact(p.default_value.get<std::int64_t>()))
               : p.default_value;
       const auto c = detail::check_value(p, written);
@@ -25,37 +26,37 @@ TEST_CASE("every default is valid and already normalised", "[scenario][schema]")
       CHECK(c.value == p.default_value);
     }
   };
-  REQUIRE_FALSE(kinds().empty());
-  for (const auto& k : kinds()) {
-    INFO(k.kind);
-    CHECK_FALSE(k.help.empty());
-    check_specs(k.params);
+  REQUIRE_FALSE(kinds::all().empty());
+  for (const auto* k : kinds::all()) {
+    INFO(k->kind);
+    CHECK_FALSE(k->help.empty());
+    check_specs(k->params);
   }
   check_specs(sampling_params());
 }
 
 TEST_CASE("the transfer kind has its params", "[scenario][schema]") {
-  const kind_spec* k = find_kind("transfer");
+  const kinds::kind_spec* k = kinds::find("transfer");
   REQUIRE(k != nullptr);
   CHECK(k->names() == std::vector<std::string>{"direction", "memory", "mode", "bytes",
                                                "copies_per_sample", "overlap_compute", "verify"});
   REQUIRE(k->find("memory") != nullptr);
   CHECK(k->find("memory")->choices == std::vector<std::string>{"pageable", "pinned", "pinned_wc",
                                                                "registered", "pin_on_the_fly"});
-  CHECK(k->find("bytes")->type == param_type::size);
+  CHECK(k->find("bytes")->type == kinds::param_type::size);
   CHECK(k->find("nope") == nullptr);
-  CHECK(find_kind("tranfer") == nullptr);
+  CHECK(kinds::find("tranfer") == nullptr);
 }
 
 TEST_CASE("nested params are written as nested objects", "[scenario][schema]") {
   // A stand-in kind: no shipped kind has nested params yet, the loader will.
-  kind_spec k{"nested", "test kind", {}};
-  param_spec samples;
+  kinds::kind_spec k{"nested", "test kind", {}};
+  kinds::param_spec samples;
   samples.name = "dataset.samples";
-  samples.type = param_type::integer;
+  samples.type = kinds::param_type::integer;
   samples.min = 1;
   samples.default_value = 8;
-  param_spec batch = samples;
+  kinds::param_spec batch = samples;
   batch.name = "batch_size";
   k.params = {samples, batch};
 

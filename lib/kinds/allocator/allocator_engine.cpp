@@ -1,0 +1,582 @@
+// The allocator engine: one sample is one whole run of the workload on a fresh allocator and
+// upstream. Latencies vary run to run; the policy counters do not (same seed, same counters).
+#include "kinds/allocator/allocator_engine.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "alloc/allocator.hpp"
+#include "alloc/config.hpp"
+#include "alloc/snapshot_json.hpp"
+#include "alloc/summary.hpp"
+#include "alloc/upstream.hpp"
+#include "alloc/workload.hpp"
+#include "measure/sampler.hpp"
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "core/stats.hpp"
+
+namespace pinbench::kinds::allocator {
+
+// The measurement and result types this engine works with.
+using measure::case_spec;
+using measure::engine;
+using measure::run_context;
+using measure::sampler;
+using result::case_result;
+using result::metric;
+using result::scenario_result;
+using result::stop_reason;
+
+namespace {
+
+struct allocator_params {
+  std::string allocator, config_text, workload, trace_file;
+  std::uint64_t device_memory = 0;
+  double memory_fraction = 1;
+  std::int64_t empty_cache_every = 0;
+  alloc::training_loop_spec loop;
+  alloc::random_spec random;
+};
+
+allocator_params read_params(const case_spec& c, std::uint64_t seed) {
+  const auto& p = c.params;
+  allocator_params a;
+  a.allocator = p.at("allocator").get<std::string>();
+  a.config_text = p.at("config").get<std::string>();
+  a.workload = p.at("workload").get<std::string>();
+  a.device_memory = p.at("device_memory").get<std::uint64_t>();
+  a.memory_fraction = p.at("memory_fraction").get<double>();
+  a.empty_cache_every = p.at("empty_cache_every").get<std::int64_t>();
+  a.loop.layers = p.at("layers").get<int>();
+  a.loop.activation_bytes = p.at("activation_bytes").get<std::uint64_t>();
+  a.loop.parameter_bytes = p.at("parameter_bytes").get<std::uint64_t>();
+  a.loop.iterations = p.at("iterations").get<int>();
+  a.loop.base_batch = p.at("base_batch").get<int>();
+  a.loop.batch_sizes = p.at("batch_sizes").get<std::vector<int>>();
+  a.loop.seed = seed;
+  a.random.count = p.at("count").get<std::uint64_t>();
+  a.random.max_bytes = p.at("max_bytes").get<std::uint64_t>();
+  a.random.alloc_probability = p.at("alloc_probability").get<double>();
+  a.random.seed = seed;
+  // A relative trace path means: next to the scenario file that names it.
+  std::filesystem::path trace = p.at("trace_file").get<std::string>();
+  if (!trace.empty() && trace.is_relative() && !c.source.empty())
+    trace = std::filesystem::path(c.source).parent_path() / trace;
+  a.trace_file = trace.string();
+  return a;
+}
+
+alloc::config read_config(const allocator_params& p, const std::string& source) {
+  if (p.config_text != "env") return alloc::parse_config(p.config_text, source, "params.config");
+  const char* env = std::getenv("PYTORCH_CUDA_ALLOC_CONF");
+  return alloc::parse_config(env == nullptr ? "" : env, "PYTORCH_CUDA_ALLOC_CONF", {});
+}
+
+// Per-call latencies with bounded memory: every value up to `capacity`, then a uniform sample
+// of them (reservoir sampling, deterministic), so that a huge trace cannot exhaust the host.
+class latency_log {
+ public:
+  explicit latency_log(std::size_t capacity, std::uint64_t seed)
+      : capacity_(capacity), state_(seed * 0x9E3779B97F4A7C15ull | 1) {}
+
+  void add(double ns) {
+    ++seen_;
+    if (kept_.size() < capacity_) {
+      kept_.push_back(ns);
+      return;
+    }
+    const std::uint64_t slot = next() % seen_;
+    if (slot < capacity_) kept_[slot] = ns;
+  }
+  [[nodiscard]] bool empty() const noexcept { return kept_.empty(); }
+  [[nodiscard]] const std::vector<double>& values() const noexcept { return kept_; }
+  /// The value at quantile q (type 7, as summarize()).
+  [[nodiscard]] double quantile(double q) const {
+    std::vector<double> sorted = kept_;
+    std::sort(sorted.begin(), sorted.end());
+    return quantile_sorted(sorted, q);
+  }
+
+ private:
+  std::uint64_t next() noexcept {
+    state_ ^= state_ << 13;
+    state_ ^= state_ >> 7;
+    state_ ^= state_ << 17;
+    return state_;
+  }
+  std::size_t capacity_;
+  std::uint64_t state_;
+  std::uint64_t seen_ = 0;
+  std::vector<double> kept_;
+};
+
+constexpr std::size_t max_call_samples = std::size_t{1} << 20;  // per run
+constexpr std::size_t max_iteration_samples = 10000;            // per case
+
+struct op_counts {
+  std::uint64_t allocs = 0, frees = 0, ooms = 0, skipped_frees = 0, skipped_allocs = 0,
+                empty_cache_calls = 0, iterations = 0;
+  [[nodiscard]] nlohmann::json to_json() const {
+    return {{"allocs", allocs},
+            {"frees", frees},
+            {"ooms", ooms},
+            {"skipped_frees", skipped_frees},
+            {"skipped_allocs", skipped_allocs},
+            {"empty_cache_calls", empty_cache_calls},
+            {"iterations", iterations}};
+  }
+};
+
+// Allocated and reserved bytes over the workload, for the report's chart, in at most
+// max_points points: each point holds the highest values over a run of consecutive calls (so
+// that no peak is lost), and runs double in length whenever the points would overflow.
+class timeline_recorder {
+ public:
+  static constexpr std::size_t max_points = 500;  // even: pairs merge exactly
+  static constexpr std::size_t max_marks = 200;
+
+  /// After every allocator call (alloc, free, empty_cache, an allocation that ran out of memory).
+  void add(std::int64_t allocated, std::int64_t reserved) {
+    const std::uint64_t call = calls_++;
+    if (points_.empty() || call / width_ != points_.back().first_call / width_) {
+      if (points_.size() == max_points) merge_pairs();
+      if (points_.empty() || call / width_ != points_.back().first_call / width_) {
+        points_.push_back({call, allocated, reserved});
+        return;
+      }
+    }
+    auto& p = points_.back();
+    p.allocated = std::max(p.allocated, allocated);
+    p.reserved = std::max(p.reserved, reserved);
+  }
+
+  /// An iteration mark of the workload: drawn as a boundary while there are few enough.
+  void mark_iteration() {
+    ++marks_seen_;
+    if (marks_.size() < max_marks) marks_.push_back(calls_);
+  }
+
+  [[nodiscard]] nlohmann::json to_json() const {
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& p : points_) points.push_back({p.first_call, p.allocated, p.reserved});
+    nlohmann::json out{{"columns", {"call", "allocated_bytes", "reserved_bytes"}},
+                       {"calls", calls_},
+                       {"calls_per_point", width_},
+                       {"points", std::move(points)}};
+    // Too many marks would draw a solid block; then none are given.
+    if (marks_seen_ <= max_marks) out["iterations"] = marks_;
+    return out;
+  }
+
+ private:
+  struct point {
+    std::uint64_t first_call;
+    std::int64_t allocated, reserved;
+  };
+  void merge_pairs() {
+    std::vector<point> merged;
+    merged.reserve(points_.size() / 2 + 1);
+    for (std::size_t i = 0; i < points_.size(); i += 2) {
+      point p = points_[i];
+      if (i + 1 < points_.size()) {
+        p.allocated = std::max(p.allocated, points_[i + 1].allocated);
+        p.reserved = std::max(p.reserved, points_[i + 1].reserved);
+      }
+      merged.push_back(p);
+    }
+    points_ = std::move(merged);
+    width_ *= 2;
+  }
+
+  std::vector<point> points_;
+  std::vector<std::uint64_t> marks_;
+  std::uint64_t calls_ = 0, width_ = 1, marks_seen_ = 0;
+};
+
+// The snapshot at peak as a compact map for the report: segments in address order (offsets
+// from the lowest segment, so that runs compare), each with its blocks; neighbouring blocks of
+// one state are joined. Bounded: at most max_segments segments and max_blocks blocks each.
+nlohmann::json segment_map(const alloc::snapshot& s) {
+  constexpr std::size_t max_segments = 256, max_blocks = 24;
+  using nlohmann::json;
+  std::uint64_t reserved = 0, allocated = 0;
+  for (const auto& seg : s.segments) {
+    reserved += seg.total_size;
+    allocated += seg.allocated_size;
+  }
+  const std::uint64_t base = s.segments.empty() ? 0 : s.segments.front().address;
+  json segments = json::array();
+  for (const auto& seg : s.segments) {
+    if (segments.size() == max_segments) break;
+    json blocks = json::array();
+    std::size_t kept = 0;
+    bool cut = false;
+    for (const auto& b : seg.blocks) {
+      if (!blocks.empty() && blocks.back()["state"] == b.state) {
+        blocks.back()["size"] = blocks.back()["size"].get<std::uint64_t>() + b.size;
+        continue;
+      }
+      if (kept == max_blocks) {
+        cut = true;
+        break;
+      }
+      blocks.push_back({{"offset", b.address - seg.address}, {"size", b.size}, {"state", b.state}});
+      ++kept;
+    }
+    json entry{{"offset", seg.address - base},
+               {"size", seg.total_size},
+               {"allocated_bytes", seg.allocated_size},
+               {"pool", seg.segment_type},
+               {"stream", seg.stream},
+               {"blocks", std::move(blocks)}};
+    if (seg.expandable) entry["expandable"] = true;
+    if (cut) entry["blocks_cut"] = true;
+    segments.push_back(std::move(entry));
+  }
+  return {{"reserved_bytes", reserved},
+          {"allocated_bytes", allocated},
+          {"segments_total", s.segments.size()},
+          {"segments", std::move(segments)}};
+}
+
+struct run_output {
+  latency_log alloc_ns{max_call_samples, 1}, free_ns{max_call_samples, 2};
+  std::vector<double> iteration_ns, empty_cache_ns;
+  op_counts counts;
+  std::string first_oom;
+  alloc::memory_stats stats;  ///< at the end of the workload, before leftovers are freed
+  std::optional<alloc::snapshot> peak_snapshot;
+  std::optional<timeline_recorder> timeline;
+  bool interrupted = false;
+};
+
+// What an untimed observation run records besides the counters.
+struct observe_options {
+  bool timeline = false;          ///< allocated and reserved bytes after every call
+  bool snapshot_at_peak = false;  ///< the snapshot taken when reserved memory peaked
+  bool history = false;           ///< trace entries in that snapshot (run --snapshot)
+};
+
+// One run: a fresh upstream and allocator, the workload's events applied in order.
+class workload_run {
+ public:
+  workload_run(const allocator_params& p, const alloc::config& conf, device::backend& dev) : p_(p) {
+    if (p.allocator == "async") {
+      if (!dev.supports_async_alloc())
+        throw error(dev.name() == "host"
+                        ? "allocator async (cudaMallocAsync) needs the cuda backend"
+                        : "allocator async (cudaMallocAsync) is not supported by this device "
+                          "or driver (no memory pools)");
+      allocator_ = alloc::make_async_allocator(dev, p.device_memory);
+    } else if (dev.name() == "host") {
+      // The arena costs no memory, so the emulated device can be as large as asked.
+      const std::size_t capacity =
+          p.device_memory != 0 ? p.device_memory : dev.device_memory().total_bytes;
+      upstream_ = alloc::make_arena_upstream(capacity);
+    } else {
+      upstream_ = alloc::make_backend_upstream(dev, p.device_memory);
+    }
+    if (p.allocator == "raw")
+      allocator_ = alloc::make_raw_allocator(*upstream_);
+    else if (p.allocator == "caching")
+      allocator_ = alloc::make_caching_allocator(*upstream_, conf, p.memory_fraction);
+    if (p.workload == "training_loop")
+      events_ = alloc::make_training_loop(p.loop);
+    else if (p.workload == "random")
+      events_ = alloc::make_random(p.random);
+    else
+      events_ = alloc::open_trace(p.trace_file);
+  }
+
+  workload_run(const workload_run&) = delete;
+  workload_run& operator=(const workload_run&) = delete;
+
+  ~workload_run() {
+    // Live blocks go back before the allocator goes, so that a real device gets its memory back.
+    try {
+      for (auto& [id, ptr] : live_) allocator_->deallocate(ptr);
+      live_.clear();
+      allocator_->empty_cache();
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw
+    }
+  }
+
+  /// Applies every event; an observation run also records what `observe` asks for (the
+  /// snapshot is the one taken when reserved memory reached its highest point).
+  void execute(run_output& out, const observe_options& observe = {}) {
+    const bool snapshot_at_peak = observe.snapshot_at_peak;
+    if (observe.history) allocator_->record_history(true);
+    if (observe.timeline) out.timeline.emplace();
+    // After each call: one point of the timeline (stats() is a copy: no cost to the timed runs,
+    // which do not observe).
+    const auto observe_call = [&] {
+      if (!out.timeline) return;
+      const auto st = allocator_->stats();
+      out.timeline->add(st.allocated_bytes.all.current, st.reserved_bytes.all.current);
+    };
+    std::int64_t best_reserved = -1;
+    std::int64_t iteration_ns = 0;
+    std::uint64_t n = 0;
+    alloc::event e;
+    while (events_->next(e)) {
+      if ((++n & 1023U) == 0 && interrupt_requested()) {
+        out.interrupted = true;
+        break;
+      }
+      switch (e.op) {
+        case alloc::event::kind::alloc: {
+          if (live_.contains(e.id)) {
+            ++out.counts.skipped_allocs;  // a trace that reuses a live id
+            break;
+          }
+          void* ptr = nullptr;
+          const std::int64_t t0 = now_ns();
+          try {
+            ptr = allocator_->allocate(e.size, e.stream);
+          } catch (const alloc::oom_error& oom) {
+            iteration_ns += now_ns() - t0;
+            // Out of memory is a result: the allocation is skipped, and so is its free.
+            ++out.counts.ooms;
+            if (out.first_oom.empty()) out.first_oom = oom.what();
+            failed_.insert(e.id);
+            observe_call();
+            break;
+          }
+          const std::int64_t t1 = now_ns();
+          iteration_ns += t1 - t0;
+          out.alloc_ns.add(static_cast<double>(t1 - t0));
+          live_.emplace(e.id, ptr);
+          ++out.counts.allocs;
+          if (snapshot_at_peak) {
+            const std::int64_t reserved = allocator_->stats().reserved_bytes.all.current;
+            if (reserved > best_reserved) {
+              best_reserved = reserved;
+              out.peak_snapshot = allocator_->take_snapshot();
+            }
+          }
+          observe_call();
+          break;
+        }
+        case alloc::event::kind::free: {
+          const auto it = live_.find(e.id);
+          if (it == live_.end()) {
+            if (failed_.erase(e.id) == 0) ++out.counts.skipped_frees;
+            break;
+          }
+          const std::int64_t t0 = now_ns();
+          allocator_->deallocate(it->second);
+          const std::int64_t t1 = now_ns();
+          iteration_ns += t1 - t0;
+          out.free_ns.add(static_cast<double>(t1 - t0));
+          live_.erase(it);
+          ++out.counts.frees;
+          observe_call();
+          break;
+        }
+        case alloc::event::kind::empty_cache:
+          iteration_ns += timed_empty_cache(out);
+          observe_call();
+          break;
+        case alloc::event::kind::mark:
+          if (e.label != "iteration") break;
+          ++out.counts.iterations;
+          if (out.timeline) out.timeline->mark_iteration();
+          if (p_.empty_cache_every > 0 &&
+              out.counts.iterations % static_cast<std::uint64_t>(p_.empty_cache_every) == 0) {
+            iteration_ns += timed_empty_cache(out);
+            observe_call();
+          }
+          out.iteration_ns.push_back(static_cast<double>(iteration_ns));
+          iteration_ns = 0;
+          break;
+      }
+    }
+    out.stats = allocator_->stats();
+    if (snapshot_at_peak && !out.peak_snapshot) out.peak_snapshot = allocator_->take_snapshot();
+  }
+
+ private:
+  std::int64_t timed_empty_cache(run_output& out) {
+    const std::int64_t t0 = now_ns();
+    allocator_->empty_cache();
+    const std::int64_t spent = now_ns() - t0;
+    out.empty_cache_ns.push_back(static_cast<double>(spent));
+    ++out.counts.empty_cache_calls;
+    return spent;
+  }
+
+  const allocator_params& p_;
+  // Declared in this order so that the allocator is destroyed before its upstream.
+  std::unique_ptr<alloc::upstream> upstream_;
+  std::unique_ptr<alloc::device_allocator> allocator_;
+  std::unique_ptr<alloc::event_source> events_;
+  std::unordered_map<std::uint64_t, void*> live_;
+  std::unordered_set<std::uint64_t> failed_;  // ids whose allocation ran out of memory
+};
+
+run_output run_once(const allocator_params& p, const alloc::config& conf, device::backend& dev,
+                    const observe_options& observe = {}) {
+  run_output out;
+  workload_run run(p, conf, dev);
+  run.execute(out, observe);
+  return out;
+}
+
+std::string device_label(device::backend& dev) {
+  if (dev.name() == "host") return "host backend (emulated device)";
+  const auto d = dev.describe();
+  const auto name = d.contains("name") && d["name"].is_string() ? d["name"].get<std::string>()
+                                                                : std::string("cuda");
+  return "device 0 (" + name + ")";
+}
+
+// A policy counter of the first run as a metric with one sample. The workload and the
+// allocator's decisions follow from the seed and the scenario alone (no clock, no thread
+// timing), so the engine declares these deterministic: `compare` judges them exactly.
+void add_deterministic(case_result& r, const std::string& name, double value,
+                       const std::string& unit, const std::string& better) {
+  metric& m = r.add(name, unit, better);
+  m.deterministic = true;
+  m.samples.push_back(value);
+}
+void add_counter(case_result& r, const std::string& name, std::int64_t value,
+                 const std::string& unit, const std::string& better) {
+  add_deterministic(r, name, static_cast<double>(value), unit, better);
+}
+
+void add_policy_metrics(case_result& r, const alloc::memory_stats& s) {
+  const std::string bytes = "bytes", count = "count", lower = "lower", none;
+  // How much the workload asked for: the allocator does not choose these.
+  add_counter(r, "allocated_bytes.all.peak", s.allocated_bytes.all.peak, bytes, none);
+  add_counter(r, "requested_bytes.all.peak", s.requested_bytes.all.peak, bytes, none);
+  add_counter(r, "active_bytes.all.peak", s.active_bytes.all.peak, bytes, none);
+  // What the allocator's policy costs in device memory and device calls.
+  add_counter(r, "reserved_bytes.all.peak", s.reserved_bytes.all.peak, bytes, lower);
+  add_counter(r, "reserved_bytes.all.current", s.reserved_bytes.all.current, bytes, lower);
+  add_counter(r, "inactive_split_bytes.all.peak", s.inactive_split_bytes.all.peak, bytes, lower);
+  add_counter(r, "inactive_split_bytes.all.current", s.inactive_split_bytes.all.current, bytes,
+              lower);
+  add_counter(r, "segment.all.peak", s.segment.all.peak, count, none);
+  add_counter(r, "allocation.all.allocated", s.allocation.all.allocated, count, none);
+  add_counter(r, "num_device_alloc", s.num_device_alloc, count, lower);
+  add_counter(r, "num_device_free", s.num_device_free, count, lower);
+  add_counter(r, "num_alloc_retries", s.num_alloc_retries, count, lower);
+  add_counter(r, "num_ooms", s.num_ooms, count, lower);
+  add_counter(r, "num_sync_all_streams", s.num_sync_all_streams, count, lower);
+  add_counter(r, "oversize_allocations.peak", s.oversize_allocations.peak, count, none);
+  add_counter(r, "oversize_segments.peak", s.oversize_segments.peak, count, none);
+  const double reserved = static_cast<double>(s.reserved_bytes.all.peak);
+  const double fragmentation =
+      reserved > 0 ? 1 - static_cast<double>(s.allocated_bytes.all.peak) / reserved : 0;
+  add_deterministic(r, "fragmentation", fragmentation, "fraction", "lower");
+}
+
+class allocator_engine final : public engine {
+ public:
+  [[nodiscard]] std::string_view kind() const noexcept override { return "allocator"; }
+
+  [[nodiscard]] case_result run_case(const case_spec& c, run_context& ctx) override {
+    const allocator_params p = read_params(c, ctx.seed);
+    const alloc::config conf = read_config(p, c.source);
+    case_result r;
+    if (p.allocator != "caching" && (!conf.to_string().empty() || p.memory_fraction != 1))
+      r.warnings.push_back("config and memory_fraction apply to the caching allocator only; the " +
+                           p.allocator + " allocator ignores them");
+
+    for (int i = 0; i < c.sampling.warmup; ++i) {
+      throw_if_interrupted();
+      (void)run_once(p, conf, ctx.dev);
+    }
+
+    // Add every metric before taking references: adding may move the others.
+    r.add("alloc_latency", "ns", "lower");
+    r.add("alloc_latency_p99", "ns", "lower");
+    r.add("free_latency", "ns", "lower");
+    r.add("free_latency_p99", "ns", "lower");
+    r.add("iteration_time", "ns", "lower");
+    r.add("empty_cache_time", "ns", "lower");
+    auto& alloc_median = r.metrics[0];
+    auto& alloc_p99 = r.metrics[1];
+    auto& free_median = r.metrics[2];
+    auto& free_p99 = r.metrics[3];
+    latency_log iterations(max_iteration_samples, ctx.seed + 3);
+    latency_log empty_cache(max_iteration_samples, ctx.seed + 4);
+
+    std::optional<run_output> first;
+    std::uint64_t runs = 0;
+    sampler rule(c.sampling);
+    rule.start();
+    do {
+      run_output out = run_once(p, conf, ctx.dev);
+      if (out.interrupted) break;  // a partial run is not a sample
+      ++runs;
+      const double headline = out.alloc_ns.empty() ? 0 : out.alloc_ns.quantile(0.5);
+      if (!out.alloc_ns.empty()) {
+        alloc_median.samples.push_back(headline);
+        alloc_p99.samples.push_back(out.alloc_ns.quantile(0.99));
+      }
+      if (!out.free_ns.empty()) {
+        free_median.samples.push_back(out.free_ns.quantile(0.5));
+        free_p99.samples.push_back(out.free_ns.quantile(0.99));
+      }
+      for (double v : out.iteration_ns) iterations.add(v);
+      for (double v : out.empty_cache_ns) empty_cache.add(v);
+      if (!first) first = std::move(out);
+      rule.add(headline);
+    } while (!rule.done());
+    r.stopped = interrupt_requested() ? stop_reason::interrupted : rule.reason();
+    if (!first) throw interrupted_error();
+
+    r.metrics[4].samples = iterations.values();
+    r.metrics[5].samples = empty_cache.values();
+    // A metric without samples (no frees, no iterations, no empty_cache) is left out.
+    std::erase_if(r.metrics, [](const metric& m) { return m.samples.empty(); });
+
+    // Policy results are deterministic: the first run's counters stand for every run.
+    add_policy_metrics(r, first->stats);
+    r.extra["memory_stats"] = first->stats.flatten();
+    r.extra["memory_summary"] = alloc::memory_summary(first->stats, device_label(ctx.dev));
+    if (!first->first_oom.empty()) r.extra["first_oom"] = first->first_oom;
+    r.extra["ops"] = first->counts.to_json();
+    r.extra["runs"] = runs;
+    r.extra["config"] = p.allocator == "caching" ? conf.to_string() : std::string();
+    if (first->counts.skipped_frees > 0)
+      r.warnings.push_back(
+          fmt::format("{} free(s) of unknown ids were skipped", first->counts.skipped_frees));
+
+    if (r.stopped != stop_reason::interrupted) {
+      // Its own untimed run: observing (and recording history) would slow down the timed runs.
+      // It gives the report its timeline and segment map, and `run --snapshot` its snapshot.
+      run_output seen =
+          run_once(p, conf, ctx.dev,
+                   {.timeline = true, .snapshot_at_peak = true, .history = ctx.want_snapshots});
+      if (!seen.interrupted) {
+        if (seen.timeline) r.extra["timeline"] = seen.timeline->to_json();
+        if (seen.peak_snapshot) {
+          r.extra["segments_at_peak"] = segment_map(*seen.peak_snapshot);
+          if (ctx.want_snapshots) r.snapshot = alloc::to_json(*seen.peak_snapshot);
+        }
+      }
+    }
+    if (r.stopped == stop_reason::interrupted) r.status = "interrupted";
+    return r;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<measure::engine> make_engine() {
+  return std::make_unique<allocator_engine>();
+}
+
+}  // namespace pinbench::kinds::allocator

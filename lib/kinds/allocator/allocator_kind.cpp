@@ -1,0 +1,128 @@
+// Kind `allocator` (a device allocator driven by a workload): its params and their rules, its engine, table columns and charts.
+#include "kinds/allocator/allocator_kind.hpp"
+
+#include <fmt/format.h>
+
+#include "alloc/config.hpp"
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "kinds/allocator/allocator_engine.hpp"
+#include "kinds/allocator/allocator_figures.hpp"
+
+namespace pinbench::kinds::allocator {
+
+namespace {
+
+using nlohmann::json;
+
+// The allocator's config is checked when the scenario loads, so a typo in it stops the run
+// before anything is measured. "env" is read from the environment when the case starts.
+std::string config_problem(const json& v) {
+  const auto& text = v.get_ref<const std::string&>();
+  if (text == "env") return {};
+  try {
+    (void)alloc::parse_config(text, {}, {});
+  } catch (const input_error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+void check_allocator_case(const json& params, const std::string& source) {
+  if (params.at("workload") == "trace" && params.at("trace_file").get<std::string>().empty())
+    throw input_error(source, "params.trace_file", "required when workload is \"trace\"");
+}
+
+kind_spec allocator_params() {
+  param_spec config =
+      text("config", "",
+           "caching allocator options in PYTORCH_CUDA_ALLOC_CONF syntax (\"max_split_size_mb:128,"
+           "expandable_segments:True\"); \"env\" reads PYTORCH_CUDA_ALLOC_CONF at run time");
+  config.check = config_problem;
+  param_spec probability =
+      bounded("alloc_probability", param_type::number, 0.6, 0, true, std::nullopt,
+              "random: chance that an operation allocates rather than frees (0 < p < 1)");
+  probability.check = [](const json& v) {
+    return v.get<double>() < 1 ? std::string()
+                               : fmt::format("expected a number < 1, got {}", v.get<double>());
+  };
+  param_spec batch_sizes;
+  batch_sizes.name = "batch_sizes";
+  batch_sizes.type = param_type::integer_list;
+  batch_sizes.default_value = json::array();
+  batch_sizes.min = 1;
+  batch_sizes.max = 1e6;
+  batch_sizes.help =
+      "training_loop: batch size of each iteration, cycled (list such as [32, 48, 64]; "
+      "[] = always base_batch); activations scale with batch / base_batch";
+  return {
+      .kind = "allocator",
+      .help =
+          "a device allocator (PyTorch's caching allocator, or cudaMalloc per request) driven by "
+          "a training loop, a random pattern or a trace: latencies, memory_stats counters, "
+          "fragmentation and out-of-memory errors",
+      .params =
+          {
+              enumeration("allocator", {"caching", "raw", "async"}, "caching",
+                          "caching: PyTorch's native caching allocator; raw: cudaMalloc/cudaFree "
+                          "per request; async: cudaMallocAsync (cuda only)"),
+              config,
+              bounded("device_memory", param_type::size, 8_GiB, 0, false,
+                      static_cast<double>(1ull << 50),
+                      "device memory the allocator may use (size; host backend: the emulated "
+                      "capacity; cuda: a cap; 0 = the device's total)"),
+              bounded("memory_fraction", param_type::number, 1.0, 0, true, 1.0,
+                      "share of device_memory the caching allocator may reserve "
+                      "(set_per_process_memory_fraction; 0 < f <= 1)"),
+              bounded("empty_cache_every", param_type::integer, 0, 0, false, 1e9,
+                      "call empty_cache after every N-th iteration (count; 0 = never)"),
+              enumeration("workload", {"training_loop", "random", "trace"}, "training_loop",
+                          "training_loop: generated forward/backward pattern; random: RMM's "
+                          "random allocations; trace: replay trace_file"),
+              bounded("layers", param_type::integer, 24, 1, false, 1e5,
+                      "training_loop: layers of the model (count)"),
+              bounded("activation_bytes", param_type::size, 64_MiB, 0, true,
+                      static_cast<double>(1ull << 44),
+                      "training_loop: activation size per layer at base_batch (size)"),
+              bounded("parameter_bytes", param_type::size, 16_MiB, 0, true,
+                      static_cast<double>(1ull << 44),
+                      "training_loop: parameter size per layer (size)"),
+              bounded("iterations", param_type::integer, 20, 1, false, 1e7,
+                      "training_loop: training steps per run (count)"),
+              bounded("base_batch", param_type::integer, 32, 1, false, 1e6,
+                      "training_loop: the batch size that activation_bytes is given for (count)"),
+              batch_sizes,
+              bounded("count", param_type::integer, 10000, 1, false, 1e9,
+                      "random: operations per run (count)"),
+              bounded("max_bytes", param_type::size, 8_MiB, 0, true,
+                      static_cast<double>(1ull << 40),
+                      "random: allocation sizes are uniform in [1, max_bytes] (size)"),
+              probability,
+              text("trace_file", "",
+                   "trace: a pinbench.trace/1 JSON or RMM replay CSV file (relative to the "
+                   "scenario file; required when workload is \"trace\")"),
+          },
+      .check_case = check_allocator_case,
+  };
+}
+
+}  // namespace
+
+kind_spec describe() {
+  kind_spec k = allocator_params();
+  k.make_engine = make_engine;
+  k.headlines = {{"alloc_latency", false},
+                 {"free_latency", false},
+                 {"iteration_time", false},
+                 {"empty_cache_time", false},
+                 {"allocated_bytes.all.peak", false},
+                 {"reserved_bytes.all.peak", false},
+                 {"fragmentation", false},
+                 {"num_device_alloc", false},
+                 {"num_alloc_retries", false},
+                 {"num_ooms", false}};
+  k.figures = figures;
+  return k;
+}
+
+}  // namespace pinbench::kinds::allocator

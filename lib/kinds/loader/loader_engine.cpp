@@ -1,0 +1,534 @@
+#include "kinds/loader/loader_engine.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "alloc/allocator.hpp"
+#include "measure/sampler.hpp"
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "core/sysinfo.hpp"
+#include "core/units.hpp"
+#include "device/event_stock.hpp"
+#include "loader/loader.hpp"
+
+namespace pinbench::kinds::loader {
+
+// The measurement and result types this engine works with.
+using measure::case_spec;
+using measure::engine;
+using measure::run_context;
+using measure::sampler;
+using result::case_result;
+using result::metric;
+using result::scenario_result;
+using result::stop_reason;
+
+namespace {
+
+struct loader_params {
+  pinbench::loader::dataset_spec dataset;
+  pinbench::loader::loader_spec spec;
+  pinbench::loader::pin_mode mode = pinbench::loader::pin_mode::per_batch;
+  std::size_t ring_slots = 0;  // resolved: never 0
+  std::size_t pinned_limit = 0;
+  bool non_blocking = true;
+  std::uint64_t epochs = 1;
+  std::uint64_t batches = 0;   // 0 = all
+  std::int64_t compute_ns = 0;
+  bool verify = true;
+};
+
+loader_params read_params(const nlohmann::json& p, std::uint64_t seed) {
+  loader_params l;
+  const auto& d = p.at("dataset");
+  l.dataset.samples = d.at("samples").get<std::uint64_t>();
+  l.dataset.sample_bytes = d.at("sample_bytes").get<std::size_t>();
+  l.dataset.cpu_per_sample_ns = d.at("cpu_per_sample").get<std::int64_t>();
+  l.dataset.source = d.at("source") == "file" ? pinbench::loader::dataset_spec::source_kind::file
+                                              : pinbench::loader::dataset_spec::source_kind::memory;
+  l.dataset.cold_cache = d.at("cache") == "cold";
+  l.dataset.dir = d.at("dir").get<std::string>();
+  l.dataset.burst_every = d.at("burst_every").get<std::uint64_t>();
+  l.dataset.burst_length = d.at("burst_length").get<std::uint64_t>();
+  l.dataset.burst_factor = d.at("burst_factor").get<double>();
+  l.dataset.fail_at_sample = d.at("fail_at_sample").get<std::int64_t>();
+  l.spec.batch_size = p.at("batch_size").get<std::size_t>();
+  l.spec.num_workers = p.at("num_workers").get<int>();
+  l.spec.prefetch_factor = p.at("prefetch_factor").get<int>();
+  l.spec.pin_memory = p.at("pin_memory").get<bool>();
+  l.spec.shuffle = p.at("shuffle").get<bool>();
+  l.spec.drop_last = p.at("drop_last").get<bool>();
+  l.spec.seed = seed;
+  l.mode = p.at("pin_mode") == "ring" ? pinbench::loader::pin_mode::ring : pinbench::loader::pin_mode::per_batch;
+  l.ring_slots = p.at("ring_slots").get<std::size_t>();
+  if (l.ring_slots == 0) l.ring_slots = l.spec.num_workers > 0 ? pinbench::loader::max_outstanding(l.spec) + 1 : 2;
+  l.pinned_limit = p.at("pinned_limit").get<std::size_t>();
+  l.non_blocking = p.at("non_blocking").get<bool>();
+  l.epochs = p.at("epochs").get<std::uint64_t>();
+  l.batches = p.at("batches").get<std::uint64_t>();
+  l.compute_ns = p.at("compute_per_batch").get<std::int64_t>();
+  l.verify = p.at("verify").get<bool>();
+  return l;
+}
+
+using device::event_stock;
+
+// One step on the device: the batch's device buffer and the events that time it.
+struct step_record {
+  void* device_batch = nullptr;
+  std::size_t bytes = 0;
+  std::size_t samples = 0;
+  std::unique_ptr<device::event> copy_start, copy_done, compute_start, compute_end;
+};
+
+// What one timed run measured.
+struct run_figures {
+  double wall_ns = 0;
+  std::uint64_t samples = 0, steps = 0;
+  double first_batch_ns = 0;
+  double busy_ns = 0, span_ns = 0;  // compute stream: busy time, and the run's device span
+  std::vector<double> data_wait, copy_call, sync_wait, step, h2d, compute, build, pin;
+  std::uint64_t peak_pinned = 0;
+  std::size_t max_outstanding_seen = 0, max_reorder = 0;
+  std::string problem;  // verification: "" when intact
+  bool verified = false;
+};
+
+class loader_run {
+ public:
+  // The host memory check comes before the dataset, which allocates its in-memory block.
+  loader_run(const loader_params& p, device::backend& dev)
+      : p_(checked(p)), dev_(dev), data_(p.dataset), events_(dev) {
+    copy_stream_ = dev_.create_stream();
+    compute_stream_ = dev_.create_stream();
+    run_start_ = dev_.create_event();
+    upstream_ = alloc::make_backend_upstream(dev_, 0);
+    device_alloc_ = alloc::make_caching_allocator(*upstream_, alloc::config{});
+    if (p_.spec.pin_memory) {
+      const std::size_t slot = pinbench::loader::batch_bytes(p_.spec.batch_size, p_.dataset.sample_bytes);
+      pool_ = p_.mode == pinbench::loader::pin_mode::ring
+                  ? pinbench::loader::make_pinned_ring(dev_, p_.ring_slots, slot, p_.pinned_limit)
+                  : pinbench::loader::make_caching_host_allocator(dev_, p_.pinned_limit);
+    }
+  }
+
+  ~loader_run() {
+    // Nothing may be left queued on the streams when the buffers they use go away.
+    dev_.synchronize(*copy_stream_);
+    dev_.synchronize(*compute_stream_);
+    for (auto& r : inflight_) device_alloc_->deallocate(r.device_batch);
+  }
+
+  [[nodiscard]] const pinbench::loader::dataset& data() const { return data_; }
+  [[nodiscard]] pinbench::loader::pinned_pool* pool() const { return pool_.get(); }
+  [[nodiscard]] std::uint64_t steps_per_run() const {
+    const auto per_epoch =
+        pinbench::loader::epoch_batches(p_.dataset.samples, p_.spec, 0).size();
+    const std::uint64_t all = per_epoch * p_.epochs;
+    return p_.batches == 0 ? all : std::min<std::uint64_t>(all, p_.batches);
+  }
+
+  run_figures run(std::uint64_t run_number) {
+    run_figures f;
+    const std::uint64_t steps = steps_per_run();
+    const std::size_t header_bytes = sizeof(pinbench::loader::sample_header) * p_.spec.batch_size;
+    // Verification: each step's headers are copied on the device into this area; at the end
+    // it is read back and checked against the sample order and what the host received.
+    std::unique_ptr<device::device_buffer> verify_area;
+    std::vector<pinbench::loader::sample_header> host_headers;
+    std::vector<std::vector<std::uint64_t>> expected;
+    if (p_.verify) verify_area = dev_.alloc_device(std::max<std::size_t>(1, header_bytes * steps));
+    if (pool_) pool_->reset_peak();
+
+    dev_.record(*run_start_, *compute_stream_);
+    const std::int64_t t0 = now_ns();
+    std::uint64_t step_no = 0;
+    for (std::uint64_t e = 0; e < p_.epochs && step_no < steps; ++e) {
+      // Each run draws its own shuffle orders: epoch numbers continue across runs.
+      const std::uint64_t epoch_no = run_number * p_.epochs + e;
+      pinbench::loader::epoch it(data_, p_.spec, epoch_no, dev_, pool_.get());
+      if (p_.verify) {
+        auto order = pinbench::loader::epoch_batches(p_.dataset.samples, p_.spec, epoch_no);
+        expected.insert(expected.end(), order.begin(), order.end());
+      }
+      while (step_no < steps) {
+        const std::int64_t s0 = now_ns();
+        std::optional<pinbench::loader::batch> b = it.next();
+        const std::int64_t s1 = now_ns();
+        if (!b) break;
+        if (step_no == 0) f.first_batch_ns = static_cast<double>(s1 - t0);
+        f.data_wait.push_back(static_cast<double>(s1 - s0));
+        f.build.push_back(static_cast<double>(b->build_ns));
+        if (b->pinned) f.pin.push_back(static_cast<double>(b->pin_ns));
+        if (p_.verify) {
+          const auto* h = b->headers();
+          host_headers.insert(host_headers.end(), h, h + b->samples);
+        }
+        step(*b, it, step_no, verify_area.get(), header_bytes, f);
+        f.samples += b->samples;
+        ++step_no;
+        f.step.push_back(static_cast<double>(now_ns() - s0));
+      }
+      const auto st = it.stats();
+      f.max_outstanding_seen = std::max(f.max_outstanding_seen, st.max_outstanding_seen);
+      f.max_reorder = std::max(f.max_reorder, st.max_reorder_buffered);
+    }
+    // The run ends when the device finished the last step.
+    std::optional<step_record> last;
+    while (!inflight_.empty()) last = retire(f, /*keep=*/inflight_.size() == 1);
+    f.wall_ns = static_cast<double>(now_ns() - t0);
+    f.steps = step_no;
+    if (last && last->compute_end) f.span_ns = dev_.elapsed_ns(*run_start_, *last->compute_end);
+    if (pool_) f.peak_pinned = pool_->stats().peak_reserved_bytes;
+
+    if (p_.verify && last) {
+      f.problem = verify(*last, verify_area.get(), host_headers, expected, header_bytes);
+      f.verified = f.problem.empty();
+    }
+    if (last) {
+      device_alloc_->deallocate(last->device_batch);
+      give_events(*last);
+    }
+    return f;
+  }
+
+ private:
+  // Per step: device memory from the caching allocator, the copy on the copy stream (and the
+  // headers into the verification area), the compute stream waits for it and computes. At most
+  // two steps are in flight: before the next batch is taken, the one before this is retired.
+  void step(pinbench::loader::batch& b, pinbench::loader::epoch& it, std::uint64_t step_no,
+            device::device_buffer* verify_area, std::size_t header_bytes, run_figures& f) {
+    step_record r;
+    r.bytes = b.bytes;
+    r.samples = b.samples;
+    r.device_batch = device_alloc_->allocate(b.bytes, copy_stream_id);
+    r.copy_start = events_.take();
+    r.copy_done = events_.take();
+
+    const std::int64_t c0 = now_ns();
+    dev_.record(*r.copy_start, *copy_stream_);
+    dev_.copy_async(r.device_batch, b.data, b.bytes, device::copy_dir::h2d, *copy_stream_);
+    if (verify_area != nullptr)
+      dev_.copy_async(verify_area->data() + step_no * header_bytes, r.device_batch,
+                      b.samples * sizeof(pinbench::loader::sample_header), device::copy_dir::d2d,
+                      *copy_stream_);
+    dev_.record(*r.copy_done, *copy_stream_);
+    it.release(b, copy_stream_.get());  // pinned memory: reusable once the copy completed
+    if (!p_.non_blocking) dev_.synchronize(*r.copy_done);
+    f.copy_call.push_back(static_cast<double>(now_ns() - c0));
+
+    dev_.wait(*compute_stream_, *r.copy_done);
+    if (p_.compute_ns > 0) {
+      r.compute_start = events_.take();
+      r.compute_end = events_.take();
+      dev_.record(*r.compute_start, *compute_stream_);
+      dev_.launch_compute(*compute_stream_, p_.compute_ns);
+      dev_.record(*r.compute_end, *compute_stream_);
+    } else {
+      r.compute_end = events_.take();
+      dev_.record(*r.compute_end, *compute_stream_);
+    }
+    inflight_.push_back(std::move(r));
+    if (inflight_.size() > 2) {
+      const std::int64_t w0 = now_ns();
+      retire(f, false);
+      f.sync_wait.push_back(static_cast<double>(now_ns() - w0));
+    } else {
+      f.sync_wait.push_back(0);
+    }
+  }
+
+  // Waits for the oldest step in flight, takes its device times, frees its device memory
+  // (unless `keep`: the last step is kept for verification, then freed by the caller).
+  std::optional<step_record> retire(run_figures& f, bool keep) {
+    step_record r = std::move(inflight_.front());
+    inflight_.pop_front();
+    dev_.synchronize(*r.compute_end);
+    f.h2d.push_back(dev_.elapsed_ns(*r.copy_start, *r.copy_done));
+    if (r.compute_start) {
+      const double c = dev_.elapsed_ns(*r.compute_start, *r.compute_end);
+      f.compute.push_back(c);
+      f.busy_ns += c;
+    }
+    if (keep) return r;
+    device_alloc_->deallocate(r.device_batch);
+    give_events(r);
+    return std::nullopt;
+  }
+
+  void give_events(step_record& r) {
+    events_.give(std::move(r.copy_start));
+    events_.give(std::move(r.copy_done));
+    events_.give(std::move(r.compute_start));
+    events_.give(std::move(r.compute_end));
+  }
+
+  // Order and exactly-once from the headers that went through the device; the last batch's
+  // bytes in full against the dataset.
+  std::string verify(const step_record& last, device::device_buffer* verify_area,
+                     const std::vector<pinbench::loader::sample_header>& host_headers,
+                     const std::vector<std::vector<std::uint64_t>>& expected,
+                     std::size_t header_bytes) {
+    std::vector<pinbench::loader::sample_header> device_headers(host_headers.size());
+    // Headers sit at step * header_bytes; partial batches leave gaps, so read step by step.
+    auto back = dev_.alloc_host(std::max<std::size_t>(1, verify_area->bytes()),
+                                device::host_kind::pageable);
+    dev_.copy_async(back->data(), verify_area->data(), verify_area->bytes(), device::copy_dir::d2h,
+                    *copy_stream_);
+    dev_.synchronize(*copy_stream_);
+    std::size_t at = 0;
+    for (std::size_t s = 0; s < expected.size() && at < host_headers.size(); ++s) {
+      const auto& want = expected[s];
+      const std::size_t n = std::min(want.size(), host_headers.size() - at);
+      std::memcpy(device_headers.data() + at, back->data() + s * header_bytes,
+                  n * sizeof(pinbench::loader::sample_header));
+      for (std::size_t j = 0; j < n; ++j) {
+        if (device_headers[at + j].index != want[j])
+          return fmt::format("step {} position {}: sample {} arrived where sample {} was due", s,
+                             j, device_headers[at + j].index, want[j]);
+        if (device_headers[at + j].checksum != host_headers[at + j].checksum ||
+            device_headers[at + j].index != host_headers[at + j].index)
+          return fmt::format("step {} position {}: the header on the device differs from the "
+                             "one the host received",
+                             s, j);
+      }
+      at += n;
+    }
+    if (at != host_headers.size()) return "more samples arrived than the sample order holds";
+
+    // The last batch in full: headers, then each sample's bytes as the dataset made them.
+    auto last_back = dev_.alloc_host(last.bytes, device::host_kind::pageable);
+    dev_.copy_async(last_back->data(), last.device_batch, last.bytes, device::copy_dir::d2h,
+                    *copy_stream_);
+    dev_.synchronize(*copy_stream_);
+    std::vector<std::byte> want(data_.sample_bytes());
+    const auto* heads = reinterpret_cast<const pinbench::loader::sample_header*>(last_back->data());
+    const std::byte* bytes = last_back->data() + last.samples * sizeof(pinbench::loader::sample_header);
+    for (std::size_t j = 0; j < last.samples; ++j) {
+      pinbench::loader::sample_header h;
+      std::memcpy(&h, heads + j, sizeof h);
+      data_.raw_bytes(h.index, want.data());
+      if (std::memcmp(want.data(), bytes + j * want.size(), want.size()) != 0)
+        return fmt::format("the last batch's sample {} did not arrive intact", h.index);
+    }
+    return {};
+  }
+
+  // Host memory the run will touch: pageable batches for every outstanding batch and worker,
+  // pinned blocks (rounded up to powers of two) as many, and the dataset's in-memory block.
+  static const loader_params& checked(const loader_params& p) {
+    check_host_memory(p);
+    return p;
+  }
+
+  static void check_host_memory(const loader_params& p) {
+    const std::uint64_t batch = pinbench::loader::batch_bytes(p.spec.batch_size, p.dataset.sample_bytes);
+    const std::uint64_t in_flight =
+        pinbench::loader::max_outstanding(p.spec) + static_cast<std::uint64_t>(p.spec.num_workers) + 3;
+    // Saturating: with the largest params the products overflow 64 bits.
+    const auto times = [](std::uint64_t x, std::uint64_t y) {
+      return y != 0 && x > UINT64_MAX / y ? UINT64_MAX : x * y;
+    };
+    std::uint64_t need = times(batch, in_flight);
+    if (p.spec.pin_memory) {
+      const std::uint64_t pinned = times(std::bit_ceil(batch), in_flight);
+      need = need > UINT64_MAX - pinned ? UINT64_MAX : need + pinned;
+    }
+    const std::uint64_t available = read_host_info().available_bytes;
+    if (available != 0 && need > available)
+      throw out_of_memory(fmt::format(
+          "the loader needs about {} of host memory ({} batches of {} in flight), {} available; "
+          "use a smaller batch_size, fewer num_workers or a smaller prefetch_factor",
+          format_bytes(need), in_flight, format_bytes(batch), format_bytes(available)));
+  }
+
+  static constexpr alloc::stream_id copy_stream_id = 1;
+
+  loader_params p_;
+  device::backend& dev_;
+  pinbench::loader::dataset data_;
+  event_stock events_;
+  std::unique_ptr<device::stream> copy_stream_, compute_stream_;
+  std::unique_ptr<device::event> run_start_;
+  std::unique_ptr<alloc::upstream> upstream_;
+  std::unique_ptr<alloc::device_allocator> device_alloc_;
+  std::unique_ptr<pinbench::loader::pinned_pool> pool_;
+  std::deque<step_record> inflight_;
+};
+
+void append(std::vector<double>& to, const std::vector<double>& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
+
+class loader_engine final : public engine {
+ public:
+  [[nodiscard]] std::string_view kind() const noexcept override { return "loader"; }
+
+  [[nodiscard]] case_result run_case(const case_spec& c, run_context& ctx) override {
+    const loader_params p = read_params(c.params, ctx.seed);
+    case_result r;
+    loader_run run(p, ctx.dev);
+
+    std::uint64_t run_number = 0;
+    for (int i = 0; i < c.sampling.warmup; ++i) {
+      throw_if_interrupted();
+      (void)run.run(run_number++);
+    }
+
+    // Add every metric before taking references: adding may move the others.
+    const bool compute = p.compute_ns > 0;
+    r.add("samples_per_s", "samples/s", "higher");
+    r.add("batches_per_s", "batches/s", "higher");
+    if (compute) r.add("gpu_busy", "fraction", "higher");
+    r.add("epoch_time", "ns", "lower");
+    r.add("first_batch_time", "ns", "lower");
+    r.add("data_wait", "ns", "lower");
+    r.add("copy_call_time", "ns", "lower");
+    r.add("sync_wait", "ns", "");
+    r.add("step_time", "ns", "lower");
+    r.add("h2d_time", "ns", "lower");
+    if (compute) r.add("compute_time", "ns", "");
+    r.add("batch_build_time", "ns", "lower");
+    if (p.spec.pin_memory) {
+      r.add("pin_time", "ns", "lower");
+      r.add("peak_pinned_bytes", "bytes", "lower");
+    }
+    r.add("max_outstanding", "count", "");
+    auto m = [&r](std::string_view name) -> metric& { return *const_cast<metric*>(r.find(name)); };
+
+    sampler rule(c.sampling);
+    rule.start();
+    bool verified = true;
+    std::string problem;
+    std::size_t max_outstanding_seen = 0, max_reorder = 0;
+    do {
+      run_figures f;
+      try {
+        f = run.run(run_number++);
+      } catch (const interrupted_error&) {
+        r.stopped = stop_reason::interrupted;
+        break;
+      }
+      const double seconds = f.wall_ns / 1e9;
+      const double sps = static_cast<double>(f.samples) / seconds;
+      m("samples_per_s").samples.push_back(sps);
+      m("batches_per_s").samples.push_back(static_cast<double>(f.steps) / seconds);
+      if (compute) m("gpu_busy").samples.push_back(f.span_ns > 0 ? std::min(1.0, f.busy_ns / f.span_ns) : 0.0);
+      m("epoch_time").samples.push_back(f.wall_ns / static_cast<double>(p.epochs));
+      m("first_batch_time").samples.push_back(f.first_batch_ns);
+      append(m("data_wait").samples, f.data_wait);
+      append(m("copy_call_time").samples, f.copy_call);
+      append(m("sync_wait").samples, f.sync_wait);
+      append(m("step_time").samples, f.step);
+      append(m("h2d_time").samples, f.h2d);
+      if (compute) append(m("compute_time").samples, f.compute);
+      append(m("batch_build_time").samples, f.build);
+      if (p.spec.pin_memory) {
+        append(m("pin_time").samples, f.pin);
+        m("peak_pinned_bytes").samples.push_back(static_cast<double>(f.peak_pinned));
+      }
+      m("max_outstanding").samples.push_back(static_cast<double>(f.max_outstanding_seen));
+      max_outstanding_seen = std::max(max_outstanding_seen, f.max_outstanding_seen);
+      max_reorder = std::max(max_reorder, f.max_reorder);
+      if (p.verify && !f.problem.empty() && problem.empty()) problem = f.problem;
+      verified = verified && (!p.verify || f.verified);
+      rule.add(sps);
+    } while (!rule.done());
+    if (r.stopped != stop_reason::interrupted) r.stopped = rule.reason();
+
+    const auto& cal = pinbench::loader::calibrate_cpu_work();
+    r.extra["batch_bytes"] = pinbench::loader::batch_bytes(p.spec.batch_size, p.dataset.sample_bytes);
+    r.extra["steps_per_run"] = run.steps_per_run();
+    r.extra["max_outstanding_bound"] = p.spec.num_workers > 0 ? pinbench::loader::max_outstanding(p.spec) : 1;
+    r.extra["max_outstanding_seen"] = max_outstanding_seen;
+    r.extra["max_reorder_buffered"] = max_reorder;
+    r.extra["cpu_work"] = {{"ns_per_unit", cal.ns_per_unit},
+                           {"units_per_sample", run.data().units_per_sample()}};
+    if (run.pool() != nullptr) {
+      const auto st = run.pool()->stats();
+      r.extra["pinned_pool"] = {{"mode", std::string(run.pool()->name())},
+                                {"host_allocs", st.host_allocs},
+                                {"reuses", st.reuses},
+                                {"waits", st.waits},
+                                {"reserved_bytes", st.reserved_bytes}};
+    }
+    r.extra["timing"] =
+        "samples_per_s, epoch_time: host clock from the start of the run (workers are started "
+        "inside it, as iter() does) to the last step's compute "
+        "done; gpu_busy: compute-stream busy time (events) over the run's span on the device";
+    if (p.verify) {
+      r.extra["verified"] = verified && problem.empty();
+      r.extra["verify_note"] =
+          "order and exactly-once checked on headers copied back from the device; the last "
+          "batch's bytes compared in full";
+      if (!problem.empty()) {
+        r.status = "error";
+        r.message = "verification failed: " + problem;
+      }
+    }
+    if (r.stopped == stop_reason::interrupted) r.status = "interrupted";
+    return r;
+  }
+
+  [[nodiscard]] std::string verdict(const scenario_result& s) const override {
+    return kinds::loader::verdict(s);
+  }
+};
+
+}  // namespace
+
+std::string verdict(const scenario_result& s) {
+  struct point {
+    const case_result* c;
+    double sps, busy;
+    bool has_busy;
+  };
+  std::vector<point> pts;
+  for (const auto& c : s.cases) {
+    if (c.status != "ok") continue;
+    const metric* sps = c.find("samples_per_s");
+    if (sps == nullptr || sps->samples.empty()) continue;
+    const metric* busy = c.find("gpu_busy");
+    const bool has_busy = busy != nullptr && !busy->samples.empty();
+    pts.push_back({&c, sps->summarize().median, has_busy ? busy->summarize().median : 0, has_busy});
+  }
+  if (pts.empty()) return {};
+  const auto name = [](const case_result* c) { return c->id.empty() ? std::string("default") : c->id; };
+  const auto pct = [](double f) { return fmt::format("{:.0f}%", f * 100); };
+  const auto rate = [](double v) { return fmt::format("{:.0f} samples/s", v); };
+  const auto fastest = std::max_element(pts.begin(), pts.end(),
+                                        [](const point& a, const point& b) { return a.sps < b.sps; });
+  const bool all_busy = std::all_of(pts.begin(), pts.end(), [](const point& p) { return p.has_busy; });
+  if (!all_busy)
+    return fmt::format("fastest: {} at {}", name(fastest->c), rate(fastest->sps));
+
+  const auto idlest = std::min_element(pts.begin(), pts.end(),
+                                       [](const point& a, const point& b) { return a.busy < b.busy; });
+  const auto busiest = std::max_element(pts.begin(), pts.end(), [](const point& a, const point& b) {
+    return a.busy < b.busy || (a.busy == b.busy && a.sps < b.sps);
+  });
+  constexpr double busy_enough = 0.9;
+  if (idlest->busy >= busy_enough)
+    return fmt::format("compute-bound: the device was busy at least {} of the time in every case; "
+                       "fastest: {} at {}",
+                       pct(idlest->busy), name(fastest->c), rate(fastest->sps));
+  if (pts.size() == 1)
+    return fmt::format("data-bound: the device waited {} of the time ({})", pct(1 - idlest->busy),
+                       rate(idlest->sps));
+  return fmt::format("data-bound at {}: the device waited {} of the time; {} reaches {} busy ({})",
+                     name(idlest->c), pct(1 - idlest->busy), name(busiest->c), pct(busiest->busy),
+                     rate(busiest->sps));
+}
+
+std::unique_ptr<measure::engine> make_engine() { return std::make_unique<loader_engine>(); }
+
+}  // namespace pinbench::kinds::loader

@@ -1,0 +1,120 @@
+// Kind `loader` (a DataLoader feeding the device): its params and their rules, its engine, table columns and charts.
+#include "kinds/loader/loader_kind.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "kinds/loader/loader_engine.hpp"
+
+namespace pinbench::kinds::loader {
+
+namespace {
+
+using nlohmann::json;
+
+// The loader's ring must hold every batch that can be pinned and not yet handed over, plus the
+// one the consumer is copying: with fewer slots the pin thread could wait for a slot held by a
+// batch queued behind the one the consumer waits for.
+void check_loader_case(const json& params, const std::string& source) {
+  const auto workers = params.at("num_workers").get<std::int64_t>();
+  const auto prefetch = params.at("prefetch_factor").get<std::int64_t>();
+  const auto slots = params.at("ring_slots").get<std::int64_t>();
+  const std::int64_t needed = workers > 0 ? workers * prefetch + 1 : 1;
+  if (slots != 0 && slots < needed)
+    throw input_error(source, "params.ring_slots",
+                      fmt::format("expected 0 (auto) or at least {} (num_workers x prefetch_factor "
+                                  "+ 1 = {} x {} + 1), got {}",
+                                  needed, workers, prefetch, slots));
+  const auto& ds = params.at("dataset");
+  if (ds.at("burst_length").get<std::int64_t>() > ds.at("burst_every").get<std::int64_t>())
+    throw input_error(source, "params.dataset.burst_length",
+                      fmt::format("expected at most dataset.burst_every ({}), got {}",
+                                  ds.at("burst_every").get<std::int64_t>(),
+                                  ds.at("burst_length").get<std::int64_t>()));
+}
+
+kind_spec loader_params() {
+  return {
+      .kind = "loader",
+      .help =
+          "a DataLoader feeding the device: workers build batches with real CPU work, a pin "
+          "stage, copies and device compute per step; reports samples/s and whether the device "
+          "waited for data",
+      .params =
+          {
+              bounded("dataset.samples", param_type::integer, 2048, 1, false, 1e9,
+                      "samples in the dataset, per epoch (count)"),
+              bounded("dataset.sample_bytes", param_type::size, 128_KiB, 0, true,
+                      static_cast<double>(1ull << 30), "bytes per sample (size)"),
+              bounded("dataset.cpu_per_sample", param_type::duration, 100'000, 0, false, 1e10,
+                      "real CPU work per sample, calibrated on this CPU (duration; 0 = none)"),
+              enumeration("dataset.source", {"memory", "file"}, "memory",
+                          "memory: samples copied out of an in-memory block; file: pread from a "
+                          "file pinbench writes (page cache and I/O are real)"),
+              enumeration("dataset.cache", {"warm", "cold"}, "warm",
+                          "file: warm keeps the page cache; cold drops the file's pages before "
+                          "every epoch (posix_fadvise)"),
+              text("dataset.dir", "",
+                   "file: the directory the dataset file is written to (\"\" = $TMPDIR or /tmp)"),
+              bounded("dataset.burst_every", param_type::integer, 0, 0, false, 1e12,
+                      "bursty cost: every this many samples a burst starts (count; 0 = none)"),
+              bounded("dataset.burst_length", param_type::integer, 0, 0, false, 1e12,
+                      "bursty cost: samples per burst (count, at most burst_every)"),
+              bounded("dataset.burst_factor", param_type::number, 1.0, 1, false, 1e4,
+                      "bursty cost: a sample in a burst costs this many times cpu_per_sample"),
+              bounded("dataset.fail_at_sample", param_type::integer, -1, -1, false, 1e12,
+                      "fault switch: producing this sample throws, as a failing worker would "
+                      "(index; -1 = never)"),
+              bounded("batch_size", param_type::integer, 64, 1, false, 1e6,
+                      "samples per batch (count)"),
+              bounded("num_workers", param_type::integer, 2, 0, false, 256,
+                      "worker threads building batches (count; 0 = built in the consuming "
+                      "thread)"),
+              bounded("prefetch_factor", param_type::integer, 2, 1, false, 64,
+                      "batches outstanding per worker, as PyTorch counts them (count)"),
+              boolean("pin_memory", true,
+                      "copy each batch into page-locked memory before the device copy"),
+              enumeration("pin_mode", {"per_batch", "ring"}, "per_batch",
+                          "per_batch: one pin thread, blocks from a caching host allocator; "
+                          "ring: preallocated pinned slots reused under events"),
+              bounded("ring_slots", param_type::integer, 0, 0, false, 4096,
+                      "ring: slots (count; 0 = num_workers x prefetch_factor + 1)"),
+              bounded("pinned_limit", param_type::size, std::uint64_t{0}, 0, false,
+                      static_cast<double>(1ull << 44),
+                      "page-locked memory the pin stage may hold (size; 0 = no limit)"),
+              boolean("non_blocking", true,
+                      "copy on a side stream that the compute stream waits for, without "
+                      "holding the consumer; false: copy, then wait"),
+              boolean("shuffle", false, "a new sample order every epoch (seeded)"),
+              boolean("drop_last", false, "drop the last batch when it is not full"),
+              bounded("epochs", param_type::integer, 1, 1, false, 1e6,
+                      "epochs per timed run (count)"),
+              bounded("batches", param_type::integer, 0, 0, false, 1e9,
+                      "steps per timed run at most (count; 0 = every batch of every epoch)"),
+              bounded("compute_per_batch", param_type::duration, 2'000'000, 0, false, 1e11,
+                      "device work per step, on the compute stream (duration; 0 = none)"),
+              boolean("verify", true,
+                      "check order and exactly-once delivery on data copied back from the "
+                      "device (adds one small device-to-device copy per step)"),
+          },
+      .check_case = check_loader_case,
+  };
+}
+
+}  // namespace
+
+kind_spec describe() {
+  kind_spec k = loader_params();
+  k.make_engine = make_engine;
+  k.headlines = {{"samples_per_s", false}, {"gpu_busy", false},      {"data_wait", false},
+                 {"copy_call_time", false}, {"h2d_time", false},     {"pin_time", false},
+                 {"peak_pinned_bytes", false}};
+  k.figures = [](const result::scenario_result& s, const std::string& id_prefix) {
+    return chart::sweep_charts(s, id_prefix,
+                               {{"samples-per-s", "samples_per_s", ""}, {"gpu-busy", "gpu_busy", ""}});
+  };
+  return k;
+}
+
+}  // namespace pinbench::kinds::loader

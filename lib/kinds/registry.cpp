@@ -1,0 +1,60 @@
+// The registry's contents: one line per built-in kind.
+#include "kinds/registry.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <stdexcept>
+
+#include "kinds/allocator/allocator_kind.hpp"
+#include "kinds/loader/loader_kind.hpp"
+#include "kinds/transfer/transfer_kind.hpp"
+
+namespace pinbench::kinds {
+
+namespace {
+
+// A deque: registering a kind never moves the ones already handed out.
+std::deque<kind_spec>& registered() {
+  static std::deque<kind_spec> kinds = [] {
+    std::deque<kind_spec> built_in;
+    built_in.push_back(transfer::describe());
+    built_in.push_back(loader::describe());
+    built_in.push_back(allocator::describe());
+    return built_in;
+  }();
+  return kinds;
+}
+
+}  // namespace
+
+const param_spec* kind_spec::find(std::string_view name) const {
+  const auto it = std::find_if(params.begin(), params.end(),
+                               [&](const param_spec& p) { return p.name == name; });
+  return it == params.end() ? nullptr : &*it;
+}
+
+std::vector<std::string> kind_spec::names() const {
+  std::vector<std::string> out;
+  for (const auto& p : params) out.push_back(p.name);
+  return out;
+}
+
+std::vector<const kind_spec*> all() {
+  std::vector<const kind_spec*> out;
+  for (const auto& k : registered()) out.push_back(&k);
+  return out;
+}
+
+const kind_spec* find(std::string_view kind) {
+  for (const auto& k : registered())
+    if (k.kind == kind) return &k;
+  return nullptr;
+}
+
+void add(kind_spec kind) {
+  if (find(kind.kind) != nullptr)
+    throw std::invalid_argument("kind \"" + kind.kind + "\" is registered already");
+  registered().push_back(std::move(kind));
+}
+
+}  // namespace pinbench::kinds

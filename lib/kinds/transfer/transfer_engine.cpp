@@ -1,0 +1,476 @@
+#include "kinds/transfer/transfer_engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "measure/sampler.hpp"
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "core/sysinfo.hpp"
+#include "core/units.hpp"
+
+namespace pinbench::kinds::transfer {
+
+// The measurement and result types this engine works with.
+using measure::case_spec;
+using measure::engine;
+using measure::run_context;
+using measure::sampler;
+using result::case_result;
+using result::metric;
+using result::scenario_result;
+using result::stop_reason;
+
+namespace {
+
+using device::copy_dir;
+using device::host_kind;
+
+/// Copies of this size or less are timed in batches: one such copy lasts a few microseconds,
+/// near the event clock's resolution and the launch latency (nvbandwidth times 16 as well).
+constexpr std::uint64_t small_copy_bytes = 1_MiB;
+constexpr int small_copy_batch = 16;
+/// A sample whose gate timed out is void and measured again; this many in a row fail the case.
+constexpr int max_void_samples_in_a_row = 3;
+
+struct transfer_params {
+  std::string direction, memory, mode;
+  std::uint64_t bytes = 0;
+  int copies = 1;  ///< per sample and lane, resolved: copies_per_sample 0 means the auto batch
+  std::int64_t overlap_compute_ns = 0;
+  bool verify = true;
+
+  [[nodiscard]] bool blocking() const { return mode == "blocking"; }
+  [[nodiscard]] bool pin_on_the_fly() const { return memory == "pin_on_the_fly"; }
+};
+
+transfer_params read_params(const nlohmann::json& p) {
+  transfer_params t;
+  t.direction = p.at("direction").get<std::string>();
+  t.memory = p.at("memory").get<std::string>();
+  t.mode = p.at("mode").get<std::string>();
+  t.bytes = p.at("bytes").get<std::uint64_t>();
+  t.copies = p.at("copies_per_sample").get<int>();
+  if (t.copies == 0) t.copies = t.bytes <= small_copy_bytes ? small_copy_batch : 1;
+  t.overlap_compute_ns = p.at("overlap_compute").get<std::int64_t>();
+  t.verify = p.at("verify").get<bool>();
+  return t;
+}
+
+host_kind host_kind_for(const std::string& memory) {
+  if (memory == "pinned") return host_kind::pinned;
+  if (memory == "pinned_wc") return host_kind::pinned_wc;
+  if (memory == "registered") return host_kind::registered;
+  return host_kind::pageable;  // pageable, and pin_on_the_fly's user-side buffer
+}
+
+// A deterministic pattern, different per fill, cheap enough for 256 MiB buffers.
+void fill_pattern(std::byte* p, std::size_t n, std::uint64_t seed) {
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    std::memcpy(p + i, &x, 8);
+  }
+  for (; i < n; ++i) p[i] = static_cast<std::byte>(x >> (8 * (i % 8)));
+}
+
+// One direction of copies: its host buffer(s), device buffer and stream. For pin_on_the_fly the
+// user's data stays pageable and every copy goes through one of two pinned slots, as
+// `.pin_memory().to(non_blocking=True)` does through PyTorch's caching host allocator.
+struct lane {
+  copy_dir dir = copy_dir::h2d;
+  std::unique_ptr<device::host_buffer> host;
+  std::unique_ptr<device::device_buffer> dev;
+  std::unique_ptr<device::stream> stream;
+  std::unique_ptr<device::event> start, end;
+  struct slot {
+    std::unique_ptr<device::host_buffer> buf;
+    std::unique_ptr<device::event> done;
+    bool pending = false;
+  };
+  std::vector<slot> slots;  // pin_on_the_fly only
+  std::size_t next_slot = 0;
+};
+
+struct copy_cost {
+  double host_call_ns = 0;  // how long the calling thread was held
+  double pin_ns = 0;        // of which: the host copy into / out of pinned memory
+};
+
+struct sample {
+  double transfer_ns = 0;   // the time that bandwidth and copy_time are computed from
+  double host_call_ns = 0;  // per copy
+  double pin_ns = 0;        // per copy
+  double wall_ns = 0;       // copies (and compute) from start to completion, for overlap
+  bool void_gate = false;   // a gate let its stream go before the release: timing is void
+};
+
+class transfer_run {
+ public:
+  transfer_run(const transfer_params& p, device::backend& dev) : p_(p), dev_(dev) {
+    check_host_memory();
+    if (p.direction == "h2d" || p.direction == "bidirectional") add_lane(copy_dir::h2d);
+    if (p.direction == "d2h" || p.direction == "bidirectional") add_lane(copy_dir::d2h);
+    if (p.overlap_compute_ns > 0) {
+      compute_stream_ = dev_.create_stream();
+      compute_start_ = dev_.create_event();
+      compute_end_ = dev_.create_event();
+    }
+    // Asynchronous copies from page-locked memory are queued behind a gate so that the cost of
+    // enqueueing stays out of the timed window (nvbandwidth's method); with overlap the compute
+    // kernel waits behind a gate too, so both start together. Copies that hold the caller
+    // (pageable, pin_on_the_fly) cannot be gated: they would wait for the gate themselves.
+    use_gate_ = !p.blocking() && page_locked_source();
+  }
+
+  [[nodiscard]] bool page_locked_source() const {
+    const auto k = host_kind_for(p_.memory);
+    return k != host_kind::pageable;
+  }
+  [[nodiscard]] bool use_gate() const { return use_gate_; }
+  [[nodiscard]] std::size_t lanes() const { return lanes_.size(); }
+
+  [[nodiscard]] std::vector<std::string> unlocked_warnings() const {
+    std::vector<std::string> w;
+    for (const auto& l : lanes_) {
+      if (page_locked_source() && !l.host->page_locked())
+        w.push_back("the " + std::string(device::to_string(l.host->kind())) +
+                    " host buffer could not be page-locked; it was measured unlocked");
+      for (const auto& s : l.slots)
+        if (!s.buf->page_locked())
+          w.push_back("a pinned staging slot could not be page-locked; it was measured unlocked");
+    }
+    std::sort(w.begin(), w.end());
+    w.erase(std::unique(w.begin(), w.end()), w.end());
+    return w;
+  }
+
+  /// Gated chunks per sample: a gate holds at most max_copies_behind_gate copies per lane.
+  [[nodiscard]] int chunk_copies() const {
+    return use_gate_ ? std::min(p_.copies, device::max_copies_behind_gate) : p_.copies;
+  }
+
+  // One timed sample: copies_per_sample copies on every lane, with compute when asked. Gated
+  // copies go in chunks, each timed between its own events; the sample's time is their sum.
+  sample measure(bool with_compute) {
+    sample s;
+    const int chunk = chunk_copies();
+    const std::int64_t t0 = now_ns();
+    std::int64_t held_ns = 0;  // blocking: the caller is held for the whole of every call
+    for (int done = 0; done < p_.copies; done += chunk) {
+      const int n = std::min(chunk, p_.copies - done);
+      const bool compute = with_compute && done == 0;  // overlap cases have one chunk (schema)
+      std::vector<std::unique_ptr<device::gate>> gates;
+      if (use_gate_) {
+        for (auto& l : lanes_) gates.push_back(dev_.launch_gate(*l.stream));
+        if (compute) gates.push_back(dev_.launch_gate(*compute_stream_));
+      }
+      for (auto& l : lanes_) dev_.record(*l.start, *l.stream);
+      const std::int64_t c0 = now_ns();
+      for (int k = 0; k < n; ++k)
+        for (auto& l : lanes_) {
+          const copy_cost c = issue_copy(l);
+          s.host_call_ns += c.host_call_ns;
+          s.pin_ns += c.pin_ns;
+        }
+      held_ns += now_ns() - c0;
+      if (compute) {
+        dev_.record(*compute_start_, *compute_stream_);
+        dev_.launch_compute(*compute_stream_, p_.overlap_compute_ns);
+        dev_.record(*compute_end_, *compute_stream_);
+      }
+      for (auto& l : lanes_) dev_.record(*l.end, *l.stream);
+      for (auto& g : gates) g->release();
+      for (auto& l : lanes_) dev_.synchronize(*l.end);
+      if (compute) dev_.synchronize(*compute_stream_);
+      for (const auto& g : gates) s.void_gate = s.void_gate || g->timed_out();
+      if (!p_.blocking()) s.transfer_ns += event_span_ns(false);
+      if (use_gate_) s.wall_ns += event_span_ns(compute);
+    }
+    // Ungated, the overlap is judged on the host clock: the caller's own time is part of it.
+    if (!use_gate_) s.wall_ns = static_cast<double>(now_ns() - t0);
+    if (p_.blocking()) s.transfer_ns = static_cast<double>(held_ns);
+
+    const double copies = static_cast<double>(p_.copies) * static_cast<double>(lanes_.size());
+    s.host_call_ns /= copies;
+    s.pin_ns /= copies;
+    return s;
+  }
+
+  // Compute alone as the overlap baseline, on the same clock as the overlapped sample: device
+  // events behind a gate when the copies are gated, else the host clock.
+  double measure_compute_alone() {
+    if (use_gate_) {
+      auto g = dev_.launch_gate(*compute_stream_);
+      dev_.record(*compute_start_, *compute_stream_);
+      dev_.launch_compute(*compute_stream_, p_.overlap_compute_ns);
+      dev_.record(*compute_end_, *compute_stream_);
+      g->release();
+      dev_.synchronize(*compute_end_);
+      return dev_.elapsed_ns(*compute_start_, *compute_end_);
+    }
+    const std::int64_t t0 = now_ns();
+    dev_.launch_compute(*compute_stream_, p_.overlap_compute_ns);
+    dev_.synchronize(*compute_stream_);
+    return static_cast<double>(now_ns() - t0);
+  }
+
+  // Copies one fresh pattern through the measured path and reads it back another way.
+  // Returns an empty string when the data arrived intact, else what was wrong.
+  std::string verify(std::uint64_t seed) {
+    for (auto& l : lanes_) {
+      auto check = dev_.alloc_host(p_.bytes, host_kind::pageable);
+      auto& s = *l.stream;
+      if (l.dir == copy_dir::h2d) {
+        fill_pattern(l.host->data(), p_.bytes, seed);
+        issue_copy(l);
+        dev_.synchronize(s);
+        dev_.copy_async(check->data(), l.dev->data(), p_.bytes, copy_dir::d2h, s);
+        dev_.synchronize(s);
+        if (std::memcmp(check->data(), l.host->data(), p_.bytes) != 0)
+          return "h2d data did not arrive intact";
+      } else {
+        fill_pattern(check->data(), p_.bytes, seed);
+        dev_.copy_async(l.dev->data(), check->data(), p_.bytes, copy_dir::h2d, s);
+        dev_.synchronize(s);
+        std::memset(l.host->data(), 0, p_.bytes);
+        issue_copy(l);
+        dev_.synchronize(s);
+        if (std::memcmp(check->data(), l.host->data(), p_.bytes) != 0)
+          return "d2h data did not arrive intact";
+      }
+    }
+    return {};
+  }
+
+ private:
+  void add_lane(copy_dir dir) {
+    lane l;
+    l.dir = dir;
+    l.dev = dev_.alloc_device(p_.bytes);  // first: a capacity refusal is cheap
+    l.host = dev_.alloc_host(p_.bytes, host_kind_for(p_.memory));
+    l.stream = dev_.create_stream();
+    l.start = dev_.create_event();
+    l.end = dev_.create_event();
+    if (p_.pin_on_the_fly()) {
+      for (int i = 0; i < 2; ++i)
+        l.slots.push_back({dev_.alloc_host(p_.bytes, host_kind::pinned), dev_.create_event(), false});
+    }
+    fill_pattern(l.host->data(), p_.bytes, 1);
+    lanes_.push_back(std::move(l));
+  }
+
+  // Touching more host memory than is available would end in the OOM killer, not an error.
+  void check_host_memory() const {
+    const int lanes = p_.direction == "bidirectional" ? 2 : 1;
+    // Per lane: the buffer, a pageable buffer for verification, two pinned slots on the fly.
+    const std::uint64_t per_lane = p_.bytes * (p_.pin_on_the_fly() ? 4u : 2u);
+    const std::uint64_t need = per_lane * static_cast<std::uint64_t>(lanes);
+    const std::uint64_t available = read_host_info().available_bytes;
+    if (available != 0 && (p_.bytes > available || need > available))
+      throw out_of_memory(fmt::format("needs {} of host memory for {} copies, {} available",
+                                      format_bytes(need), format_bytes(p_.bytes),
+                                      format_bytes(available)));
+  }
+
+  copy_cost issue_copy(lane& l) {
+    copy_cost c;
+    const std::int64_t t0 = now_ns();
+    if (!p_.pin_on_the_fly()) {
+      if (l.dir == copy_dir::h2d)
+        dev_.copy_async(l.dev->data(), l.host->data(), p_.bytes, copy_dir::h2d, *l.stream);
+      else
+        dev_.copy_async(l.host->data(), l.dev->data(), p_.bytes, copy_dir::d2h, *l.stream);
+      if (p_.blocking()) dev_.synchronize(*l.stream);
+    } else if (l.dir == copy_dir::h2d) {
+      // A slot may be reused only once the copy that reads it has completed.
+      auto& slot = l.slots[l.next_slot];
+      l.next_slot = (l.next_slot + 1) % l.slots.size();
+      if (slot.pending) dev_.synchronize(*slot.done);
+      const std::int64_t p0 = now_ns();
+      std::memcpy(slot.buf->data(), l.host->data(), p_.bytes);
+      c.pin_ns = static_cast<double>(now_ns() - p0);
+      dev_.copy_async(l.dev->data(), slot.buf->data(), p_.bytes, copy_dir::h2d, *l.stream);
+      dev_.record(*slot.done, *l.stream);
+      slot.pending = true;
+      if (p_.blocking()) dev_.synchronize(*l.stream);
+    } else {
+      // Device to pinned, then out to the user's pageable buffer: the caller waits for both.
+      auto& slot = l.slots[0];
+      dev_.copy_async(slot.buf->data(), l.dev->data(), p_.bytes, copy_dir::d2h, *l.stream);
+      dev_.synchronize(*l.stream);
+      const std::int64_t p0 = now_ns();
+      std::memcpy(l.host->data(), slot.buf->data(), p_.bytes);
+      c.pin_ns = static_cast<double>(now_ns() - p0);
+    }
+    c.host_call_ns = static_cast<double>(now_ns() - t0);
+    return c;
+  }
+
+  // From the earliest start event to the latest end event over all lanes, and over the
+  // compute stream's pair when `with_compute`.
+  double event_span_ns(bool with_compute) {
+    std::vector<std::pair<device::event*, device::event*>> pairs;
+    for (auto& l : lanes_) pairs.emplace_back(l.start.get(), l.end.get());
+    if (with_compute) pairs.emplace_back(compute_start_.get(), compute_end_.get());
+    device::event* first = pairs.front().first;
+    for (const auto& [start, end] : pairs)
+      if (dev_.elapsed_ns(*first, *start) < 0) first = start;
+    double span = 0;
+    for (const auto& [start, end] : pairs) span = std::max(span, dev_.elapsed_ns(*first, *end));
+    return span;
+  }
+
+  transfer_params p_;
+  device::backend& dev_;
+  std::vector<lane> lanes_;
+  std::unique_ptr<device::stream> compute_stream_;
+  std::unique_ptr<device::event> compute_start_, compute_end_;
+  bool use_gate_ = false;
+};
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+class transfer_engine final : public engine {
+ public:
+  [[nodiscard]] std::string_view kind() const noexcept override { return "transfer"; }
+
+  [[nodiscard]] case_result run_case(const case_spec& c, run_context& ctx) override {
+    const transfer_params p = read_params(c.params);
+    if (p.memory == "registered") {
+      const std::string why = ctx.dev.host_register_unsupported();
+      if (!why.empty()) throw unsupported_error(why);
+    }
+    case_result r;
+    transfer_run run(p, ctx.dev);
+    r.warnings = run.unlocked_warnings();
+
+    // A sample whose gate timed out measured the enqueueing too: it is void and taken again.
+    std::size_t void_samples = 0;
+    int void_in_a_row = 0;
+    const auto take = [&](bool with_compute) {
+      for (;;) {
+        const sample s = run.measure(with_compute);
+        if (!s.void_gate) {
+          void_in_a_row = 0;
+          return s;
+        }
+        ++void_samples;
+        if (++void_in_a_row >= max_void_samples_in_a_row)
+          throw device_error(fmt::format(
+              "a gate was not released within {} s on {} samples in a row (the host thread "
+              "issuing the copies was held that long), so no valid sample could be taken",
+              device::gate_timeout_ns / 1'000'000'000, max_void_samples_in_a_row));
+        throw_if_interrupted();
+      }
+    };
+
+    for (int i = 0; i < c.sampling.warmup; ++i) {
+      throw_if_interrupted();
+      (void)take(p.overlap_compute_ns > 0);
+    }
+
+    // Overlap needs each part alone as the baseline: median of a few runs, after warm-up.
+    double copy_alone_ns = 0, compute_alone_ns = 0;
+    if (p.overlap_compute_ns > 0) {
+      std::vector<double> copies, computes;
+      for (int i = 0; i < 3; ++i) {
+        copies.push_back(take(false).wall_ns);
+        computes.push_back(run.measure_compute_alone());
+      }
+      copy_alone_ns = median_of(copies);
+      compute_alone_ns = median_of(computes);
+      r.extra["copy_alone_ns"] = copy_alone_ns;
+      r.extra["compute_alone_ns"] = compute_alone_ns;
+    }
+
+    const double total_bytes = static_cast<double>(p.bytes) * static_cast<double>(p.copies) *
+                               static_cast<double>(run.lanes());
+    // Add every metric before taking references: adding may move the others.
+    r.add("bandwidth", "GB/s", "higher");
+    r.add("copy_time", "ns", "lower");
+    r.add("host_call_time", "ns", "lower");
+    if (p.overlap_compute_ns > 0) r.add("overlap", "fraction", "higher");
+    if (p.pin_on_the_fly()) r.add("pin_time", "ns", "lower");
+    auto& bandwidth = r.metrics[0];
+    auto& copy_time = r.metrics[1];
+    auto& host_call = r.metrics[2];
+    metric* overlap = p.overlap_compute_ns > 0 ? &r.metrics[3] : nullptr;
+    metric* pin_time = p.pin_on_the_fly() ? &r.metrics.back() : nullptr;
+
+    sampler rule(c.sampling);
+    rule.start();
+    do {
+      const sample s = take(p.overlap_compute_ns > 0);
+      // A span the clock could not resolve would be an infinite bandwidth: fail instead.
+      if (!(s.transfer_ns > 0))
+        throw error(fmt::format(
+            "a sample of {} x {} copies measured {} ns: too short for the clock to resolve; "
+            "raise copies_per_sample",
+            p.copies, format_bytes(p.bytes), s.transfer_ns));
+      const double gbps = total_bytes / s.transfer_ns;  // bytes per ns == GB/s (1e9 bytes/s)
+      bandwidth.samples.push_back(gbps);
+      copy_time.samples.push_back(s.transfer_ns / static_cast<double>(p.copies));
+      host_call.samples.push_back(s.host_call_ns);
+      if (pin_time) pin_time->samples.push_back(s.pin_ns);
+      if (overlap) {
+        // The share of the shorter part hidden behind the longer one: 1 = fully overlapped.
+        const double hidden = copy_alone_ns + compute_alone_ns - s.wall_ns;
+        const double shorter = std::min(copy_alone_ns, compute_alone_ns);
+        overlap->samples.push_back(std::clamp(hidden / shorter, 0.0, 1.0));
+      }
+      rule.add(gbps);
+    } while (!rule.done());
+    r.stopped = rule.reason();
+
+    r.extra["bytes_per_copy"] = p.bytes;
+    r.extra["copies_per_sample"] = p.copies;
+    const std::string batch = p.copies == 1 ? std::string("one copy")
+                                            : fmt::format("a batch of {} copies", p.copies);
+    const int chunks = (p.copies + run.chunk_copies() - 1) / run.chunk_copies();
+    if (p.blocking())
+      r.extra["timing"] = fmt::format("host clock: the time the caller is held, over {}", batch);
+    else if (run.use_gate())
+      r.extra["timing"] = chunks == 1
+          ? fmt::format("device events around {} queued behind a gate", batch)
+          : fmt::format("device events around {}, in {} gated chunks of at most {}", batch,
+                        chunks, run.chunk_copies());
+    else
+      r.extra["timing"] = fmt::format("device events around {}", batch);
+    if (run.use_gate()) r.extra["gated_chunks"] = chunks;
+    if (void_samples > 0) {
+      r.extra["void_samples"] = void_samples;
+      r.warnings.push_back(fmt::format(
+          "{} sample(s) were void (a gate timed out before its release) and were taken again",
+          void_samples));
+    }
+    if (p.verify && r.stopped != stop_reason::interrupted) {
+      const std::string problem = run.verify(ctx.seed + 7);
+      r.extra["verified"] = problem.empty();
+      if (!problem.empty()) {
+        r.status = "error";
+        r.message = "verification failed: " + problem;
+      }
+    }
+    if (r.stopped == stop_reason::interrupted) r.status = "interrupted";
+    return r;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<measure::engine> make_engine() { return std::make_unique<transfer_engine>(); }
+
+}  // namespace pinbench::kinds::transfer

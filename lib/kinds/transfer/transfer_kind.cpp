@@ -1,0 +1,78 @@
+// Kind `transfer` (host<->device copies): its params and their rules, its engine, table columns and charts.
+#include "kinds/transfer/transfer_kind.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "device/backend.hpp"
+#include "kinds/transfer/transfer_engine.hpp"
+
+namespace pinbench::kinds::transfer {
+
+namespace {
+
+using nlohmann::json;
+
+// Overlap cases queue every copy of a sample behind one gate (and the compute kernel behind
+// another), so a sample cannot be split into gated chunks there.
+void check_transfer_case(const json& params, const std::string& source) {
+  const auto copies = params.at("copies_per_sample").get<std::int64_t>();
+  const bool gated = params.at("mode").get<std::string>() == "non_blocking" &&
+                     params.at("memory").get<std::string>() != "pageable" &&
+                     params.at("memory").get<std::string>() != "pin_on_the_fly";
+  if (gated && params.at("overlap_compute").get<std::int64_t>() > 0 &&
+      copies > device::max_copies_behind_gate)
+    throw input_error(source, "params.copies_per_sample",
+                      fmt::format("expected at most {} with overlap_compute: non_blocking copies "
+                                  "from page-locked memory are queued behind one gate kernel, and "
+                                  "more would fill the driver's launch queue; got {}",
+                                  device::max_copies_behind_gate, copies));
+}
+
+kind_spec transfer_params() {
+  return {
+      .kind = "transfer",
+      .help =
+          "host<->device copies: bandwidth, copy time and how long the caller is held, by "
+          "memory kind, direction, mode and size",
+      .params = {
+          enumeration("direction", {"h2d", "d2h", "bidirectional"}, "h2d",
+                      "which way data moves: host to device, device to host, or both at once"),
+          enumeration("memory", {"pageable", "pinned", "pinned_wc", "registered", "pin_on_the_fly"},
+                      "pinned",
+                      "host buffer: malloc'd pageable, cudaHostAlloc'd pinned, pinned "
+                      "write-combined, cudaHostRegister'ed, or pageable pinned per copy"),
+          enumeration(
+              "mode", {"blocking", "non_blocking"}, "non_blocking",
+              "blocking: copy, then wait for the stream; non_blocking: cudaMemcpyAsync on a non-default stream"),
+          bounded("bytes", param_type::size, 64_MiB, 0, true, static_cast<double>(1ull << 40),
+                  "bytes per copy (size, e.g. \"64MiB\")"),
+          bounded("copies_per_sample", param_type::integer, 0, 0, false, 1e6,
+                  "copies timed together as one sample (count; 0 = auto: 16 for copies of 1 MiB "
+                  "or less, else 1)"),
+          bounded("overlap_compute", param_type::duration, 0, 0, false, std::nullopt,
+                  "compute kernel run on another stream alongside the copies (duration; 0 = none)"),
+          boolean("verify", true, "check that the copied bytes arrived intact (true/false)"),
+      },
+      .check_case = check_transfer_case};
+}
+
+}  // namespace
+
+kind_spec describe() {
+  kind_spec k = transfer_params();
+  k.make_engine = make_engine;
+  // The columns a person looks at first.
+  k.headlines = {{"bandwidth", true}, {"copy_time", true}, {"host_call_time", true},
+                 {"overlap", false},  {"pin_time", false}};
+  k.figures = [](const result::scenario_result& s, const std::string& id_prefix) {
+    return chart::sweep_charts(s, id_prefix,
+                               {{"bandwidth", "bandwidth", "bytes"},
+                                {"host-call-time", "host_call_time", "bytes"},
+                                {"overlap", "overlap", "bytes"}});
+  };
+  return k;
+}
+
+}  // namespace pinbench::kinds::transfer

@@ -1,0 +1,33 @@
+// What a kind's engine is: it measures one case at a time and may conclude over a scenario.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "device/backend.hpp"
+#include "measure/case.hpp"
+#include "result/result.hpp"
+
+namespace pinbench::measure {
+
+struct run_context {
+  device::backend& dev;
+  std::uint64_t seed = 0;
+  /// `run --snapshot`: engines that can (allocator) put a memory snapshot in case_result::snapshot.
+  bool want_snapshots = false;
+};
+
+/// Runs the cases of one kind. Throws on a failed case; the runner records it and goes on.
+class engine {
+ public:
+  virtual ~engine() = default;
+  [[nodiscard]] virtual std::string_view kind() const noexcept = 0;
+  /// Runs one case: warm-up, samples until the sampling rule stops, verification.
+  [[nodiscard]] virtual result::case_result run_case(const case_spec& c, run_context& ctx) = 0;
+  /// A one-line conclusion over the scenario's cases once they ran ("" when the kind has none).
+  [[nodiscard]] virtual std::string verdict(const result::scenario_result&) const { return {}; }
+};
+
+}  // namespace pinbench::measure

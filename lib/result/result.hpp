@@ -1,0 +1,99 @@
+// The result model: what a run measured, before it is written as JSON, a table or CSV.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/stats.hpp"
+
+namespace pinbench::result {
+
+/// One measured quantity of a case, with every raw sample kept.
+struct metric {
+  std::string name;    ///< "bandwidth", "copy_time", "host_call_time", ...
+  std::string unit;    ///< "GB/s", "ns", "fraction", "bytes", "count"
+  std::string better;  ///< "higher" or "lower" (or "" when neither: counters that only inform)
+  /// The engine guarantees the value for a given seed and scenario (the allocator's policy
+  /// counters): `compare` judges it exactly. Anything that depends on timing is judged
+  /// statistically, even when its samples happen to agree.
+  bool deterministic = false;
+  std::vector<double> samples;
+  /// The round (`run --repeat`, from 0) each sample was measured in, parallel to `samples`;
+  /// empty when the run had one round. `compare` resamples rounds, then samples within them.
+  std::vector<std::uint32_t> rounds;
+  [[nodiscard]] summary summarize() const;
+};
+
+/// Why sampling stopped.
+enum class stop_reason { converged, max_samples, timeout, interrupted, single };
+[[nodiscard]] std::string_view to_string(stop_reason r) noexcept;
+
+struct case_result {
+  std::string id;
+  nlohmann::json params;  ///< as displayed (sizes and durations as people write them)
+  std::string status = "ok";  ///< "ok" | "error" | "interrupted" | "skipped"
+  std::string message;        ///< for errors, and why a case was skipped
+  std::vector<metric> metrics;
+  stop_reason stopped = stop_reason::converged;
+  double elapsed_s = 0;       ///< wall time spent on this case
+  std::vector<std::string> warnings;
+  nlohmann::json extra = nlohmann::json::object();  ///< kind-specific facts (verified, sample_count, ...)
+  /// A memory snapshot (torch.cuda.memory._snapshot() structure) when one was asked for; null
+  /// otherwise. Too big for the result file: `run --snapshot FILE` writes these to their own file.
+  nlohmann::json snapshot;
+
+  [[nodiscard]] const metric* find(std::string_view name) const;
+  /// Adds a metric (or returns the one of that name). The reference is valid until the next add.
+  metric& add(std::string name, std::string unit, std::string better);
+};
+
+struct scenario_result {
+  std::string name, description, kind, source;
+  nlohmann::json gate = nlohmann::json::object();
+  std::vector<case_result> cases;
+  std::string verdict;  ///< the engine's one-line conclusion over the cases ("" = none)
+};
+
+struct run_result {
+  std::string tool_version, tool_git;
+  std::string created;          ///< UTC, ISO 8601
+  std::string backend;          ///< "cuda" | "host"
+  nlohmann::json environment;   ///< {backend, device, host, warnings}
+  nlohmann::json overrides = nlohmann::json::object();  ///< --set values as typed
+  std::uint64_t seed = 0;
+  std::uint32_t repeat = 1;  ///< rounds each case was measured in (`run --repeat`)
+  std::string command_line;
+  bool interrupted = false;
+  /// `pinbench run` fills it just before writing: {peak_rss_bytes, open_fds_at_end}. Null
+  /// (and left out of the JSON) otherwise.
+  nlohmann::json process;
+  std::vector<scenario_result> scenarios;
+
+  [[nodiscard]] bool any_failed() const;
+};
+
+/// Summary over the finite samples only: a NaN must not reach the sort in summarize().
+[[nodiscard]] summary finite_summary(const metric& m);
+
+/// A case's params as text, nested objects flattened to dotted names as --set writes them
+/// ("dataset.samples"); strings as they are, other values as JSON, null as "".
+[[nodiscard]] std::map<std::string, std::string> flat_params(const nlohmann::json& params);
+
+/// One case measured in several rounds, as one result: the samples of every round that completed,
+/// each labelled with its round (`round_of[i]` for `rounds[i]`), the first completed round's
+/// facts, and the worst status (error, then skipped; an interrupted round is left out with a
+/// warning). A single round is returned as it is, unlabelled.
+[[nodiscard]] case_result merge_rounds(std::vector<case_result> rounds,
+                                       const std::vector<std::uint32_t>& round_of);
+
+/// Several results of the same suite (rounds run as separate processes, or the last runs of a
+/// baseline) as one: cases paired by scenario name and case id, their rounds relabelled so that
+/// each file's rounds stay distinct. Environment, version and seed are the first file's.
+[[nodiscard]] run_result merge_runs(std::vector<run_result> runs);
+
+}  // namespace pinbench::result

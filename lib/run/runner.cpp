@@ -1,0 +1,153 @@
+// The runner: every case of every scenario, in order, recording failures and Ctrl-C as results.
+#include "run/runner.hpp"
+
+#include <algorithm>
+#include <new>
+#include <random>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "core/sysinfo.hpp"
+#include "core/version.hpp"
+#include "kinds/registry.hpp"
+
+namespace pinbench::run {
+
+nlohmann::json environment_block(device::backend& dev) {
+  nlohmann::json env;
+  env["backend"] = std::string(dev.name());
+  env["device"] = dev.describe();
+  env["host"] = read_host_info();
+  env["warnings"] = dev.warnings();
+  return env;
+}
+
+namespace {
+
+using measure::engine;
+using result::case_result;
+
+// The kind's engine, or nullptr when the kind is unknown or cannot run in this build.
+std::unique_ptr<engine> make_engine(std::string_view kind) {
+  const auto* k = kinds::find(kind);
+  return k != nullptr && k->make_engine ? k->make_engine() : nullptr;
+}
+
+case_result run_one(engine* eng, const scenario::scenario& s, const scenario::case_spec& c,
+                    measure::run_context& ctx) {
+  const std::int64_t t0 = now_ns();
+  case_result r;
+  try {
+    if (eng == nullptr) throw error("no engine for kind \"" + s.kind + "\" in this build");
+    r = eng->run_case(c, ctx);
+  } catch (const interrupted_error&) {
+    r = case_result{};
+    r.status = "interrupted";
+    r.stopped = result::stop_reason::interrupted;
+    r.message = "interrupted before the case completed";
+  } catch (const unsupported_error& e) {
+    r = case_result{};
+    r.status = "skipped";
+    r.message = e.what();
+  } catch (const std::bad_alloc&) {
+    r = case_result{};
+    r.status = "error";
+    r.message = "host memory exhausted (std::bad_alloc)";
+  } catch (const std::exception& e) {
+    r = case_result{};
+    r.status = "error";
+    r.message = e.what();
+  }
+  r.id = c.id;
+  r.params = scenario::display_params(s.kind, c.params);
+  r.elapsed_s = static_cast<double>(now_ns() - t0) / 1e9;
+  return r;
+}
+
+}  // namespace
+
+result::run_result run_scenarios(const std::vector<scenario::scenario>& scenarios,
+                                   device::backend& dev, const run_options& options) {
+  result::run_result result;
+  result.tool_version = std::string(version);
+  result.tool_git = std::string(git_describe);
+  char buf[32];
+  result.created = std::string(utc_timestamp(buf));
+  result.backend = std::string(dev.name());
+  result.seed = options.seed;
+  result.command_line = options.command_line;
+  for (const auto& o : options.overrides) result.overrides[o.key] = o.value;
+
+  // Expand everything first: the total drives the progress line, and a bad override fails
+  // before anything is measured.
+  std::vector<std::vector<scenario::case_spec>> cases;
+  std::size_t total = 0;
+  for (const auto& s : scenarios) {
+    cases.push_back(scenario::expand(s, options.overrides, options.max_cases));
+    total += cases.back().size();
+  }
+
+  measure::run_context ctx{dev, options.seed, options.want_snapshots};
+  const std::uint32_t repeat = std::max<std::uint32_t>(options.repeat, 1);
+  result.repeat = options.only_round ? 1 : repeat;
+  std::vector<std::unique_ptr<engine>> engines;
+  for (const auto& s : scenarios) engines.push_back(make_engine(s.kind));
+
+  // rounds[i][j]: the results of case j of scenario i, one per round that reached it.
+  std::vector<std::vector<std::vector<case_result>>> rounds(scenarios.size());
+  std::vector<std::pair<std::size_t, std::size_t>> order;
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    rounds[i].resize(cases[i].size());
+    for (std::size_t j = 0; j < cases[i].size(); ++j) order.emplace_back(i, j);
+  }
+  const std::size_t total_runs = options.only_round ? total : total * repeat;
+  // A scenario the run got to is in the result, even if Ctrl-C came before its first case.
+  std::vector<bool> reached(scenarios.size(), false);
+  std::size_t index = 0;
+  std::mt19937_64 shuffle_rng(options.seed ^ 0x5eed'0f'70'7dULL);
+  for (std::uint32_t round = 0; round < repeat && !result.interrupted; ++round) {
+    // One round keeps the declared order; several are each shuffled (Fisher-Yates over a
+    // fixed generator: the same seed gives the same order with every standard library).
+    if (repeat > 1)
+      for (std::size_t k = order.size(); k > 1; --k)
+        std::swap(order[k - 1], order[shuffle_rng() % k]);
+    if (options.only_round && *options.only_round != round) continue;
+    for (const auto& [i, j] : order) {
+      reached[i] = true;
+      if (interrupt_requested()) {
+        result.interrupted = true;
+        break;
+      }
+      const auto& s = scenarios[i];
+      const auto& c = cases[i][j];
+      if (options.on_case) options.on_case(index, total_runs, s.name, c.id);
+      ++index;
+      rounds[i][j].push_back(run_one(engines[i].get(), s, c, ctx));
+      if (options.on_case_done) options.on_case_done(index - 1, total_runs, s.name, rounds[i][j].back());
+      if (rounds[i][j].back().status == "interrupted") result.interrupted = true;
+    }
+  }
+
+  // Declared order in the result, every case that ran at least once.
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    const auto& s = scenarios[i];
+    result::scenario_result sr{s.name, s.description, s.kind, s.source, s.gate, {}, {}};
+    for (auto& per_round : rounds[i]) {
+      if (per_round.empty()) continue;
+      std::vector<std::uint32_t> labels(per_round.size());
+      for (std::size_t k = 0; k < labels.size(); ++k) labels[k] = static_cast<std::uint32_t>(k);
+      sr.cases.push_back(result::merge_rounds(std::move(per_round), labels));
+    }
+    if (!reached[i]) continue;
+    if (engines[i]) sr.verdict = engines[i]->verdict(sr);
+    result.scenarios.push_back(std::move(sr));
+  }
+  result.environment = environment_block(dev);
+  return result;
+}
+
+}  // namespace pinbench::run

@@ -1,0 +1,49 @@
+// The runner: takes validated scenarios to a result, every case of every scenario in rounds,
+// each case measured by its kind's engine (from the kind registry).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "device/backend.hpp"
+#include "result/result.hpp"
+#include "scenario/scenario.hpp"
+
+namespace pinbench::run {
+
+struct run_options {
+  std::vector<scenario::override_spec> overrides;
+  std::uint64_t seed = 0;
+  std::string command_line;
+  bool want_snapshots = false;  ///< see measure::run_context::want_snapshots
+  /// Called before each case (index from 0, total, scenario name, case id) for progress lines.
+  std::function<void(std::size_t, std::size_t, const std::string&, const std::string&)> on_case;
+  /// Called after each case with the same index, total and scenario name, and its result.
+  std::function<void(std::size_t, std::size_t, const std::string&, const result::case_result&)>
+      on_case_done;
+  /// Rounds (`run --repeat`): every case is measured this many times, the cases of a round in a
+  /// seeded random order, so that slow drift of the machine spreads over all of them; the
+  /// samples keep the round they came from (metric::rounds).
+  std::uint32_t repeat = 1;
+  /// Run only this round of the `repeat` (its order as in a run of them all), unlabelled: one
+  /// process of `run --repeat K` with rounds in processes.
+  std::optional<std::uint32_t> only_round;
+  /// Refuse a scenario whose matrix expands to more cases than this (see scenario::expand).
+  std::uint64_t max_cases = scenario::default_max_cases;
+};
+
+/// Runs every case of every scenario on `dev`, `repeat` rounds of them. A failed case is recorded ("error" + message)
+/// and the run goes on; on Ctrl-C the current case is recorded as interrupted and the result
+/// holds every case completed so far (run_result::interrupted set).
+[[nodiscard]] result::run_result run_scenarios(const std::vector<scenario::scenario>& scenarios,
+                                       device::backend& dev, const run_options& options);
+
+/// The `environment` block: backend, device (backend's describe()), host, warnings.
+[[nodiscard]] nlohmann::json environment_block(device::backend& dev);
+
+}  // namespace pinbench::run

@@ -1,0 +1,247 @@
+// The allocator engine on the host backend: out-of-memory as a result, deterministic policy
+// counters, empty_cache_every, raw vs caching device calls, traces, snapshots, and the shipped
+// fragmentation scenario's claim. No timing thresholds: only counters are compared.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "run/runner.hpp"
+#include "device/backend.hpp"
+#include "scenario/scenario.hpp"
+
+using namespace pinbench;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* k_sampling =
+    R"("sampling": {"warmup": 0, "min_samples": 2, "max_samples": 2, "min_time": "0", "timeout": "10s"})";
+
+std::string doc(const std::string& params, const std::string& matrix = {}) {
+  return std::string(R"({"schema": "pinbench.scenario/1", "name": "a", "kind": "allocator", )") +
+         R"("params": )" + params + ", " + (matrix.empty() ? "" : R"("matrix": )" + matrix + ", ") +
+         k_sampling + "}";
+}
+
+result::run_result run_scenario(const scenario::scenario& s, std::uint64_t seed = 1,
+                               bool snapshots = false,
+                               std::vector<scenario::override_spec> sets = {}) {
+  auto dev = device::make_backend("host");
+  run::run_options o;
+  o.seed = seed;
+  o.want_snapshots = snapshots;
+  o.overrides = std::move(sets);
+  return run::run_scenarios({s}, *dev, o);
+}
+
+result::run_result run_text(const std::string& text, std::uint64_t seed = 1,
+                           bool snapshots = false) {
+  return run_scenario(scenario::parse_scenario(text, "test.json"), seed, snapshots);
+}
+
+const result::case_result& find_case(const result::run_result& r, const std::string& id) {
+  for (const auto& c : r.scenarios.at(0).cases)
+    if (c.id == id) return c;
+  FAIL("no case " << id);
+  throw;
+}
+
+double counter(const result::case_result& c, const std::string& name) {
+  const auto* m = c.find(name);
+  REQUIRE(m != nullptr);
+  REQUIRE(m->samples.size() == 1);
+  return m->samples[0];
+}
+
+// A small training loop, 4 layers of 4 MiB activations and 1 MiB parameters, left open for more.
+const char* k_small_loop = R"({"layers": 4, "activation_bytes": "4MiB", "parameter_bytes": "1MiB")";
+
+}  // namespace
+
+TEST_CASE("an out-of-memory error inside the workload is counted, not fatal",
+          "[bench][allocator]") {
+  // 8 layers of 64 MiB activations cannot fit in 256 MiB.
+  const auto r = run_text(doc(R"({"layers": 8, "activation_bytes": "64MiB", "iterations": 3,
+                                 "device_memory": "256MiB"})"));
+  const auto& c = r.scenarios.at(0).cases.at(0);
+  REQUIRE(c.status == "ok");
+  CHECK(counter(c, "num_ooms") > 0);
+  CHECK(counter(c, "num_ooms") == c.extra.at("ops").at("ooms").get<double>());
+  CHECK(counter(c, "reserved_bytes.all.peak") <= 256.0 * (1 << 20));
+  REQUIRE(c.extra.contains("first_oom"));
+  CHECK_FALSE(c.extra["first_oom"].get<std::string>().empty());
+  // The frees of allocations that failed are not "unknown": nothing was skipped.
+  CHECK(c.extra["ops"]["skipped_frees"] == 0);
+  CHECK(c.extra["ops"]["allocs"].get<int>() + c.extra["ops"]["ooms"].get<int>() ==
+        8 + 3 * 8 * 3);  // parameters + per iteration: activation, gradient, temporary per layer
+  CHECK(c.find("alloc_latency") != nullptr);
+}
+
+TEST_CASE("policy counters are deterministic for a seed", "[bench][allocator]") {
+  const auto text = doc(R"({"workload": "random", "count": 3000, "max_bytes": "4MiB",
+                            "device_memory": "64MiB", "config": "max_split_size_mb:32"})");
+  const auto a = run_text(text, 7);
+  const auto b = run_text(text, 7);
+  const auto& ca = a.scenarios.at(0).cases.at(0);
+  const auto& cb = b.scenarios.at(0).cases.at(0);
+  REQUIRE(ca.status == "ok");
+  REQUIRE(cb.status == "ok");
+  CHECK(ca.extra.at("memory_stats") == cb.extra.at("memory_stats"));
+  CHECK(ca.extra.at("ops") == cb.extra.at("ops"));
+  CHECK(ca.extra.at("memory_summary") == cb.extra.at("memory_summary"));
+  for (const char* name : {"reserved_bytes.all.peak", "num_device_alloc", "num_ooms",
+                           "fragmentation", "inactive_split_bytes.all.peak"})
+    CHECK(counter(ca, name) == counter(cb, name));
+  // Every sampled run is a fresh allocator: two runs, two medians.
+  CHECK(ca.find("alloc_latency")->samples.size() == 2);
+  CHECK(ca.extra.at("runs") == 2);
+}
+
+TEST_CASE("empty_cache_every calls empty_cache after every N-th iteration", "[bench][allocator]") {
+  const auto r = run_text(doc(std::string(k_small_loop) + R"(, "iterations": 10})",
+                              R"({"empty_cache_every": [0, 1, 3]})"));
+  const auto& never = find_case(r, "empty_cache_every=0");
+  const auto& every = find_case(r, "empty_cache_every=1");
+  const auto& third = find_case(r, "empty_cache_every=3");
+  CHECK(never.extra.at("ops").at("empty_cache_calls") == 0);
+  CHECK(every.extra.at("ops").at("empty_cache_calls") == 10);
+  CHECK(third.extra.at("ops").at("empty_cache_calls") == 3);  // after iterations 3, 6 and 9
+  CHECK(never.find("empty_cache_time") == nullptr);
+  REQUIRE(third.find("empty_cache_time") != nullptr);
+  CHECK(third.find("empty_cache_time")->samples.size() == 2 * 3);  // two runs
+  CHECK(never.find("iteration_time")->samples.size() == 2 * 10);
+  // Emptying the cache every step sends every step's blocks back to the device, and asks again.
+  CHECK(counter(every, "num_device_alloc") > 5 * counter(never, "num_device_alloc"));
+  CHECK(counter(every, "num_device_free") > 5 * counter(never, "num_device_free"));
+}
+
+TEST_CASE("raw asks the device for every allocation; caching for far fewer", "[bench][allocator]") {
+  const auto r =
+      run_text(doc(R"({"layers": 8, "activation_bytes": "8MiB", "parameter_bytes": "2MiB",
+                                 "iterations": 10})",
+                   R"({"allocator": ["caching", "raw"]})"));
+  const auto& caching = find_case(r, "allocator=caching");
+  const auto& raw = find_case(r, "allocator=raw");
+  REQUIRE(caching.status == "ok");
+  REQUIRE(raw.status == "ok");
+  const double allocs = raw.extra.at("ops").at("allocs").get<double>();
+  CHECK(allocs == 8 + 10 * 8 * 3);
+  CHECK(counter(raw, "num_device_alloc") == allocs);
+  CHECK(counter(raw, "num_device_free") == allocs);
+  CHECK(counter(caching, "num_device_alloc") * 10 < allocs);
+  CHECK(counter(raw, "fragmentation") < counter(caching, "fragmentation") + 1e-9);
+}
+
+TEST_CASE("allocator async is a case error on the host backend", "[bench][allocator]") {
+  const auto r = run_text(doc(k_small_loop + std::string(R"(, "iterations": 6})"),
+                              R"({"allocator": ["async", "caching"]})"));
+  const auto& async = find_case(r, "allocator=async");
+  CHECK(async.status == "error");
+  CHECK(async.message.find("needs the cuda backend") != std::string::npos);
+  CHECK(find_case(r, "allocator=caching").status == "ok");  // the run goes on
+}
+
+TEST_CASE("config env reads PYTORCH_CUDA_ALLOC_CONF when the case runs", "[bench][allocator]") {
+  const char* old = std::getenv("PYTORCH_CUDA_ALLOC_CONF");
+  const std::string saved = old == nullptr ? "" : old;
+  const auto text = doc(std::string(k_small_loop) + R"(, "iterations": 6, "config": "env"})");
+
+  ::setenv("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:64", 1);
+  auto r = run_text(text);
+  CHECK(r.scenarios.at(0).cases.at(0).status == "ok");
+  CHECK(r.scenarios.at(0).cases.at(0).extra.at("config") == "max_split_size_mb:64");
+
+  ::setenv("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:nope", 1);
+  r = run_text(text);
+  const auto& bad = r.scenarios.at(0).cases.at(0);
+  CHECK(bad.status == "error");
+  CHECK(bad.message.find("PYTORCH_CUDA_ALLOC_CONF") != std::string::npos);
+
+  if (old == nullptr)
+    ::unsetenv("PYTORCH_CUDA_ALLOC_CONF");
+  else
+    ::setenv("PYTORCH_CUDA_ALLOC_CONF", saved.c_str(), 1);
+}
+
+TEST_CASE("a trace next to its scenario replays; unknown frees are skipped and counted",
+          "[bench][allocator]") {
+  const fs::path dir =
+      fs::temp_directory_path() / ("pinbench-alloc-trace-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "t.json") << R"({"schema": "pinbench.trace/1", "events": [
+      {"op": "alloc", "id": 1, "size": 4096, "stream": 0},
+      {"op": "alloc", "id": 2, "size": 3145728, "stream": 0},
+      {"op": "free", "id": 1},
+      {"op": "free", "id": 42},
+      {"op": "mark", "label": "iteration"},
+      {"op": "empty_cache"},
+      {"op": "free", "id": 2},
+      {"op": "mark", "label": "iteration"}]})";
+  std::ofstream(dir / "s.json") << doc(R"({"workload": "trace", "trace_file": "t.json"})");
+
+  const auto r = run_scenario(scenario::load_scenario_file(dir / "s.json"));
+  const auto& c = r.scenarios.at(0).cases.at(0);
+  REQUIRE(c.status == "ok");
+  CHECK(c.extra.at("ops") == json{{"allocs", 2},
+                                  {"frees", 2},
+                                  {"ooms", 0},
+                                  {"skipped_frees", 1},
+                                  {"skipped_allocs", 0},
+                                  {"empty_cache_calls", 1},
+                                  {"iterations", 2}});
+  CHECK(counter(c, "allocated_bytes.all.peak") == 4096 + 3145728);
+  CHECK(c.find("iteration_time")->samples.size() == 4);  // two per run
+  CHECK_FALSE(c.warnings.empty());                       // the skipped free is reported
+  fs::remove_all(dir);
+}
+
+TEST_CASE("with snapshots asked for, a case carries one at peak reserved memory",
+          "[bench][allocator]") {
+  const auto r = run_text(doc(std::string(k_small_loop) + R"(, "iterations": 6})"), 1, true);
+  const auto& c = r.scenarios.at(0).cases.at(0);
+  REQUIRE(c.status == "ok");
+  REQUIRE(c.snapshot.is_object());
+  const auto& segments = c.snapshot.at("segments");
+  REQUIRE_FALSE(segments.empty());
+  std::uint64_t reserved = 0;
+  for (const auto& seg : segments) {
+    std::uint64_t covered = 0;
+    for (const auto& b : seg.at("blocks")) {
+      covered += b.at("size").get<std::uint64_t>();
+      CHECK(b.at("state").is_string());
+    }
+    CHECK(covered == seg.at("total_size").get<std::uint64_t>());
+    reserved += seg.at("total_size").get<std::uint64_t>();
+  }
+  CHECK(static_cast<double>(reserved) == counter(c, "reserved_bytes.all.peak"));
+  REQUIRE(c.snapshot.at("device_traces").size() == 1);
+  CHECK_FALSE(c.snapshot["device_traces"][0].empty());
+  CHECK(c.snapshot["device_traces"][0][0].contains("action"));
+
+  // Not asked for: no snapshot.
+  CHECK(run_text(doc(std::string(k_small_loop) + R"(, "iterations": 6})"))
+            .scenarios.at(0)
+            .cases.at(0)
+            .snapshot.is_null());
+}
+
+TEST_CASE("the fragmentation scenario: the default config runs out of memory, another does not",
+          "[bench][allocator]") {
+  const auto s = scenario::load_scenario_file(fs::path(PINBENCH_SOURCE_DIR) /
+                                              "scenarios/allocator-fragmentation.json");
+  const auto r =
+      run_scenario(s, 1, false, {{"sampling.min_samples", "1"}, {"sampling.max_samples", "1"}});
+  const auto& cases = r.scenarios.at(0).cases;
+  REQUIRE(cases.size() >= 2);
+  CHECK(cases.at(0).id == "config=\"\"");
+  CHECK(counter(cases.at(0), "num_ooms") > 0);
+  bool some_avoids = false;
+  for (std::size_t i = 1; i < cases.size(); ++i)
+    if (counter(cases[i], "num_ooms") == 0) some_avoids = true;
+  CHECK(some_avoids);
+}

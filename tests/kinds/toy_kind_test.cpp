@@ -1,0 +1,189 @@
+// Adding a kind takes its description alone: a toy kind, registered from the tests folder, goes
+// through `validate`, `run`, `list --params` and `report` of the very CLI (app::run_cli, in this
+// process) the way a built-in kind does.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+#include "commands.hpp"
+#include "kinds/registry.hpp"
+#include "measure/sampler.hpp"
+#include "result/result_io.hpp"
+
+namespace pinbench {
+namespace {
+
+// Counts to its `steps` param once per sample: a sample's value is known in advance, so the
+// test can check that the runner, the result file and the report carried it through.
+class toy_engine final : public measure::engine {
+ public:
+  [[nodiscard]] std::string_view kind() const noexcept override { return "toy"; }
+  [[nodiscard]] result::case_result run_case(const measure::case_spec& c,
+                                             measure::run_context&) override {
+    result::case_result r;
+    const double steps = c.params.at("steps").get<double>();
+    measure::sampler rule(c.sampling);
+    rule.start();
+    std::vector<double> samples;
+    while (!rule.done()) {
+      samples.push_back(steps);
+      rule.add(steps);
+    }
+    r.add("steps_done", "count", "higher").samples = std::move(samples);
+    r.stopped = rule.reason();
+    return r;
+  }
+  [[nodiscard]] std::string verdict(const result::scenario_result& s) const override {
+    return "toy verdict over " + std::to_string(s.cases.size()) + " cases";
+  }
+};
+
+kinds::kind_spec toy_kind() {
+  kinds::kind_spec k;
+  k.kind = "toy";
+  k.help = "a kind of the tests' own";
+  k.params = {kinds::bounded("steps", kinds::param_type::integer, 3, 1, false, 100,
+                             "steps per sample (count)"),
+              kinds::text("label", "", "free text")};
+  k.make_engine = [] { return std::make_unique<toy_engine>(); };
+  k.headlines = {{"steps_done", true}};
+  k.figures = [](const result::scenario_result& s, const std::string& id_prefix) {
+    return chart::sweep_charts(s, id_prefix, {{"steps", "steps_done", "steps"}});
+  };
+  return k;
+}
+
+void register_toy_once() {
+  static const bool registered = [] {
+    kinds::add(toy_kind());
+    return true;
+  }();
+  (void)registered;
+}
+
+struct cli_outcome {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string read_all(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// app::run_cli with stdout and stderr sent to files for the call.
+cli_outcome run_cli(std::vector<std::string> args, const std::filesystem::path& dir) {
+  args.insert(args.begin(), "pinbench");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  const auto out_path = dir / "stdout.txt", err_path = dir / "stderr.txt";
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const int saved_out = ::dup(1), saved_err = ::dup(2);
+  const int out_fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const int err_fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  REQUIRE((saved_out >= 0 && saved_err >= 0 && out_fd >= 0 && err_fd >= 0));
+  ::dup2(out_fd, 1);
+  ::dup2(err_fd, 2);
+  cli_outcome o;
+  o.code = app::run_cli(static_cast<int>(argv.size()), argv.data());
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::dup2(saved_out, 1);
+  ::dup2(saved_err, 2);
+  for (int fd : {saved_out, saved_err, out_fd, err_fd}) ::close(fd);
+  o.out = read_all(out_path);
+  o.err = read_all(err_path);
+  return o;
+}
+
+void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+}
+
+}  // namespace
+
+TEST_CASE("a kind registered from the tests alone goes through validate, run, list and report",
+          "[kinds][registry][cli]") {
+  register_toy_once();
+  const auto dir = testing::fresh_dir("toy-kind");
+  const auto scenario = dir / "toy.json";
+  write_file(scenario, R"({
+    "schema": "pinbench.scenario/1", "name": "toy-sweep", "kind": "toy",
+    "params": {"label": "hello"},
+    "matrix": {"steps": [2, 4]},
+    "sampling": {"warmup": 0, "min_samples": 3, "max_samples": 3, "min_time": "0"}
+  })");
+
+  SECTION("validate checks the toy's params like any other kind's") {
+    const auto ok = run_cli({"validate", scenario.string()}, dir);
+    INFO(ok.err);
+    CHECK(ok.code == 0);
+
+    const auto bad_file = dir / "bad.json";
+    write_file(bad_file, R"({"schema": "pinbench.scenario/1", "name": "bad", "kind": "toy",
+                             "params": {"steps": 1000}})");
+    const auto bad = run_cli({"validate", bad_file.string()}, dir);
+    CHECK(bad.code == 2);
+    CHECK_THAT(bad.err, Catch::Contains("params.steps"));
+    CHECK_THAT(bad.err, Catch::Contains("100"));
+  }
+
+  SECTION("list --params shows the toy's params") {
+    const auto listed = run_cli({"list", "--params", "--format", "json"}, dir);
+    REQUIRE(listed.code == 0);
+    const auto kinds_json = nlohmann::json::parse(listed.out);
+    const auto toy = std::find_if(kinds_json.begin(), kinds_json.end(),
+                                  [](const nlohmann::json& k) { return k.at("kind") == "toy"; });
+    REQUIRE(toy != kinds_json.end());
+    CHECK(toy->at("help") == "a kind of the tests' own");
+    REQUIRE(toy->at("params").size() == 2);
+    CHECK(toy->at("params")[0].at("name") == "steps");
+    CHECK(toy->at("params")[0].at("default") == "3");
+  }
+
+  SECTION("run measures it with its engine, and report shows its columns, verdict and chart") {
+    const auto result_file = dir / "result.json";
+    const auto ran = run_cli({"run", scenario.string(), "--out", result_file.string(), "-q"}, dir);
+    INFO(ran.err);
+    REQUIRE(ran.code == 0);
+    const auto r = result::read_result_file(result_file.string());
+    REQUIRE(r.scenarios.size() == 1);
+    const auto& s = r.scenarios[0];
+    CHECK(s.kind == "toy");
+    CHECK(s.verdict == "toy verdict over 2 cases");
+    REQUIRE(s.cases.size() == 2);
+    for (const auto& c : s.cases) {
+      INFO(c.id);
+      CHECK(c.status == "ok");
+      const auto* m = c.find("steps_done");
+      REQUIRE(m != nullptr);
+      CHECK(m->samples.size() == 3);
+      CHECK(m->samples.front() == c.params.at("steps").get<double>());
+    }
+
+    const auto table = run_cli({"report", result_file.string(), "--table"}, dir);
+    REQUIRE(table.code == 0);
+    CHECK_THAT(table.out, Catch::Contains("steps_done"));
+    CHECK_THAT(table.out, Catch::Contains("steps=4"));
+
+    const auto html = run_cli({"report", result_file.string(), "--html", "-"}, dir);
+    REQUIRE(html.code == 0);
+    CHECK_THAT(html.out, Catch::Contains("id=\"s0-steps\""));
+    CHECK_THAT(html.out, Catch::Contains("toy verdict over 2 cases"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace pinbench
