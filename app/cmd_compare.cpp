@@ -11,7 +11,6 @@
 #include "core/error.hpp"
 #include "gate/compare.hpp"
 #include "gate/output.hpp"
-#include "report/report.hpp"
 #include "result/result_io.hpp"
 
 namespace pinbench::app {

@@ -9,6 +9,7 @@
 #include "core/sysinfo.hpp"
 #include "core/units.hpp"
 #include "device/backend.hpp"
+#include "run/runner.hpp"
 
 namespace pinbench::app {
 
@@ -36,7 +37,7 @@ int info(const info_args& a) {
                      {"cuda", {{"usable", cuda.usable}, {"reason", cuda.reason}}}};
   if (cuda.usable) {
     try {
-      out["device"] = device::make_backend("cuda")->describe();
+      out["device"] = run::device_json(device::make_backend("cuda")->describe());
     } catch (const std::exception& e) {
       out["backends"]["cuda"] = {{"usable", false}, {"reason", e.what()}};
     }

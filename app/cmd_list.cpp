@@ -6,10 +6,10 @@
 
 #include "commands.hpp"
 #include "core/error.hpp"
-#include "scenario/builtin.hpp"
-#include "scenario/scenario.hpp"
 #include "kinds/registry.hpp"
+#include "scenario/builtin.hpp"
 #include "scenario/sampling_schema.hpp"
+#include "scenario/scenario.hpp"
 
 namespace pinbench::app {
 

@@ -8,9 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "run/runner.hpp"
 #include "commands.hpp"
-#include "round_processes.hpp"
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -20,6 +18,8 @@
 #include "gate/compare.hpp"
 #include "report/report.hpp"
 #include "result/result_io.hpp"
+#include "round_processes.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 
 namespace pinbench::app {

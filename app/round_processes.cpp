@@ -18,7 +18,6 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
-#include "report/report.hpp"
 #include "result/result_io.hpp"
 
 extern char** environ;

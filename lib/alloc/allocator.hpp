@@ -4,12 +4,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "alloc/config.hpp"
 #include "alloc/upstream.hpp"
@@ -49,7 +48,7 @@ struct memory_stats {
   void reset_peaks();
 
   /// Flat map with PyTorch's key names: "allocated_bytes.all.peak", "num_ooms", ... (sorted).
-  [[nodiscard]] nlohmann::json flatten() const;
+  [[nodiscard]] std::map<std::string, std::int64_t> flatten() const;
 };
 
 /// A block of a segment, as torch.cuda.memory._snapshot() shows it.

@@ -1,4 +1,5 @@
 // memory_stats(): PyTorch's statistic semantics and its flat key names.
+#include <map>
 #include <string>
 
 #include "alloc/allocator.hpp"
@@ -42,8 +43,8 @@ void memory_stats::reset_peaks() {
   oversize_segments.reset_peak();
 }
 
-nlohmann::json memory_stats::flatten() const {
-  nlohmann::json out = nlohmann::json::object();  // std::map underneath: keys come out sorted
+std::map<std::string, std::int64_t> memory_stats::flatten() const {
+  std::map<std::string, std::int64_t> out;
   auto put_stat = [&out](const std::string& prefix, const stat& s) {
     out[prefix + ".current"] = s.current;
     out[prefix + ".peak"] = s.peak;

@@ -5,11 +5,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 
 namespace pinbench::device {
 
@@ -88,6 +88,27 @@ struct async_pool_usage {
   std::uint64_t used_bytes = 0, used_peak_bytes = 0;
 };
 
+/// The PCIe link as sysfs reports it; a value is absent where it cannot be read (no sysfs in a
+/// container, a sandbox). GPUs drop to a lower generation when idle: hence the maximum beside it.
+struct pcie_link {
+  std::optional<int> gen, width, max_gen, max_width;
+};
+
+/// What a backend says of its device, for the result's environment and `pinbench info`.
+struct description {
+  std::string name;
+  bool emulated = false;
+  std::uint64_t memory_bytes = 0;
+  std::optional<std::uint64_t> capacity_bytes;       ///< host: the emulated capacity
+  std::optional<std::string> uuid, driver, runtime;  ///< none on the host backend (null)
+  std::optional<pcie_link> pcie;                     ///< none on the host backend (null)
+  // The CUDA device's own facts; left out of the block when absent.
+  std::optional<int> index, multiprocessors, clock_mhz, copy_engines;
+  std::optional<std::string> compute_capability, pci_bus_id;
+  std::optional<bool> virtual_memory, async_alloc, host_register;
+  std::optional<std::uint64_t> vm_granularity_bytes;
+};
+
 class backend {
  public:
   virtual ~backend() = default;
@@ -98,9 +119,8 @@ class backend {
   /// "cuda" or "host".
   [[nodiscard]] virtual std::string_view name() const noexcept = 0;
 
-  /// The `environment.device` block of a result: name, uuid, driver, runtime, pcie
-  /// {gen, width, max_gen, max_width}, memory_bytes, and for host: "emulated": true, capacity.
-  [[nodiscard]] virtual nlohmann::json describe() const = 0;
+  /// What the result's `environment.device` block says of the device (run/environment.cpp).
+  [[nodiscard]] virtual description describe() const = 0;
 
   /// Warnings collected so far (e.g. "mlock failed, pinned memory is not locked"), each once.
   [[nodiscard]] virtual std::vector<std::string> warnings() const = 0;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "result/result.hpp"
 #include "core/error.hpp"
+#include "result/result.hpp"
 
 namespace pinbench::gate {
 

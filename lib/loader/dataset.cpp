@@ -16,6 +16,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/pattern.hpp"
 #include "core/units.hpp"
 #include "loader/loader.hpp"
 
@@ -26,28 +27,6 @@ namespace {
 constexpr std::size_t work_window_bytes = 4096;  // the CPU work reads at most this much
 constexpr std::size_t pattern_slots = 4096;      // distinct sample contents before they repeat
 constexpr std::size_t memory_block_limit = 64u << 20;
-
-std::uint64_t mix(std::uint64_t x) noexcept {
-  x ^= x >> 31;
-  x *= 0x7FB5D329728EA185ull;
-  x ^= x >> 27;
-  x *= 0x81DADEF4BC2DD44Dull;
-  x ^= x >> 33;
-  return x;
-}
-
-// A cheap deterministic pattern per slot: xorshift words.
-void fill_pattern(std::byte* p, std::size_t n, std::uint64_t seed) noexcept {
-  std::uint64_t x = mix(seed + 0x9E3779B97F4A7C15ull) | 1;
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    std::memcpy(p + i, &x, 8);
-  }
-  for (; i < n; ++i) p[i] = static_cast<std::byte>(x >> (8 * (i % 8)));
-}
 
 // Every sample starts with its index, so that no two samples are equal.
 void stamp_index(std::byte* p, std::size_t n, std::uint64_t index) noexcept {
@@ -63,7 +42,7 @@ std::filesystem::path default_dir() {
 
 std::uint64_t cpu_work(const std::byte* data, std::size_t bytes, std::uint64_t units,
                        std::uint64_t seed) noexcept {
-  std::uint64_t h = mix(seed ^ 0xD6E8FEB86659FD93ull);
+  std::uint64_t h = mix64(seed ^ 0xD6E8FEB86659FD93ull);
   const std::size_t words = std::min(bytes, work_window_bytes) / 8;
   std::size_t w = 0;
   for (std::uint64_t u = 0; u < units; ++u) {

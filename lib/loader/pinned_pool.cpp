@@ -43,14 +43,65 @@ std::unique_ptr<device::host_buffer> alloc_pinned(device::backend& dev, std::siz
 
 using device::event_stock;
 
-class caching_host_allocator final : public pinned_pool {
+// A block of the caching host allocator, free or lent.
+struct pool_block {
+  std::unique_ptr<device::host_buffer> buf;
+  std::size_t capacity = 0;
+  bool leased = false;
+  std::vector<std::unique_ptr<device::event>> pending;  // copies that read it
+};
+
+// A slot of the ring.
+struct ring_slot {
+  std::unique_ptr<device::host_buffer> buf;
+  std::unique_ptr<device::event> done;
+  bool recorded = false;  // `done` guards the copy that last read the slot
+  bool leased = false;
+  bool lent_before = false;
+};
+
+// What both pools share: their lock, their figures, and the check that a lease given back is
+// one of theirs and still lent.
+template <class Entry>
+class leasing_pool : public pinned_pool {
+ public:
+  [[nodiscard]] pinned_stats stats() const override {
+    std::lock_guard lock(mutex_);
+    return stats_;
+  }
+  void reset_peak() override {
+    std::lock_guard lock(mutex_);
+    stats_.peak_reserved_bytes = stats_.reserved_bytes;
+  }
+
+ protected:
+  explicit leasing_pool(std::string_view what) : what_(what) {}
+
+  // The entry a lease names; throws when the lease is not one of this pool's lent ones.
+  Entry& checked(const pinned_lease& lease) {
+    if (lease.id >= entries_.size() || entries_[lease.id].buf->data() != lease.data ||
+        !entries_[lease.id].leased)
+      throw device_error(
+          fmt::format("{}: a lease was given back twice or to the wrong pool", what_));
+    return entries_[lease.id];
+  }
+
+  mutable std::mutex mutex_;
+  std::vector<Entry> entries_;
+  pinned_stats stats_;
+
+ private:
+  std::string_view what_;
+};
+
+class caching_host_allocator final : public leasing_pool<pool_block> {
  public:
   caching_host_allocator(device::backend& dev, std::size_t limit_bytes)
-      : dev_(dev), limit_bytes_(limit_bytes), events_(dev) {}
+      : leasing_pool("pinned pool"), dev_(dev), limit_bytes_(limit_bytes), events_(dev) {}
 
   ~caching_host_allocator() override {
     // A block may still be read by a copy in flight: wait for them before freeing.
-    for (auto& b : blocks_)
+    for (auto& b : entries_)
       for (auto& e : b.pending) dev_.synchronize(*e);
   }
 
@@ -73,17 +124,17 @@ class caching_host_allocator final : public pinned_pool {
             "pinned_limit {} ({} blocks, {} in use)",
             format_bytes(capacity), format_bytes(stats_.reserved_bytes),
             format_bytes(limit_bytes_), stats_.blocks, format_bytes(stats_.in_use_bytes)));
-      block b;
+      pool_block b;
       b.buf = alloc_pinned(dev_, capacity);
       b.capacity = capacity;
-      blocks_.push_back(std::move(b));
-      id = static_cast<std::uint32_t>(blocks_.size() - 1);
+      entries_.push_back(std::move(b));
+      id = static_cast<std::uint32_t>(entries_.size() - 1);
       ++stats_.host_allocs;
       ++stats_.blocks;
       stats_.reserved_bytes += capacity;
       stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
     }
-    auto& b = blocks_[id];
+    auto& b = entries_[id];
     b.leased = true;
     stats_.in_use_bytes += capacity;
     return {b.buf->data(), bytes, capacity, id, b.buf->page_locked()};
@@ -106,39 +157,16 @@ class caching_host_allocator final : public pinned_pool {
     if (b.pending.empty()) make_free(lease.id);
   }
 
-  [[nodiscard]] pinned_stats stats() const override {
-    std::lock_guard lock(mutex_);
-    return stats_;
-  }
-  void reset_peak() override {
-    std::lock_guard lock(mutex_);
-    stats_.peak_reserved_bytes = stats_.reserved_bytes;
-  }
-
  private:
-  struct block {
-    std::unique_ptr<device::host_buffer> buf;
-    std::size_t capacity = 0;
-    bool leased = false;
-    std::vector<std::unique_ptr<device::event>> pending;  // copies that read it
-  };
-
-  block& checked(const pinned_lease& lease) {
-    if (lease.id >= blocks_.size() || blocks_[lease.id].buf->data() != lease.data ||
-        !blocks_[lease.id].leased)
-      throw device_error("pinned pool: a lease was given back twice or to the wrong pool");
-    return blocks_[lease.id];
-  }
-
   void make_free(std::uint32_t id) {
-    stats_.in_use_bytes -= blocks_[id].capacity;
-    free_[blocks_[id].capacity].push_back(id);
+    stats_.in_use_bytes -= entries_[id].capacity;
+    free_[entries_[id].capacity].push_back(id);
   }
 
   // PyTorch's rule: a freed block becomes reusable once every event recorded for it completed.
   void collect_completed() {
-    for (std::uint32_t id = 0; id < blocks_.size(); ++id) {
-      auto& b = blocks_[id];
+    for (std::uint32_t id = 0; id < entries_.size(); ++id) {
+      auto& b = entries_[id];
       if (b.leased || b.pending.empty()) continue;
       while (!b.pending.empty() && dev_.query(*b.pending.back())) {
         events_.give(std::move(b.pending.back()));
@@ -150,18 +178,15 @@ class caching_host_allocator final : public pinned_pool {
 
   device::backend& dev_;
   const std::size_t limit_bytes_;
-  mutable std::mutex mutex_;
-  std::vector<block> blocks_;
   std::map<std::size_t, std::deque<std::uint32_t>> free_;
   event_stock events_;
-  pinned_stats stats_;
 };
 
-class pinned_ring final : public pinned_pool {
+class pinned_ring final : public leasing_pool<ring_slot> {
  public:
   pinned_ring(device::backend& dev, std::size_t slots, std::size_t slot_bytes,
               std::size_t limit_bytes)
-      : dev_(dev), slot_bytes_(slot_bytes) {
+      : leasing_pool("pinned ring"), dev_(dev), slot_bytes_(slot_bytes) {
     if (slots == 0) throw input_error("pinned ring: needs at least one slot");
     const std::uint64_t total = static_cast<std::uint64_t>(slots) * slot_bytes;
     if (limit_bytes != 0 && total > limit_bytes)
@@ -169,10 +194,10 @@ class pinned_ring final : public pinned_pool {
                          slots, format_bytes(slot_bytes), format_bytes(total),
                          format_bytes(limit_bytes)));
     for (std::size_t i = 0; i < slots; ++i) {
-      slot s;
+      ring_slot s;
       s.buf = alloc_pinned(dev_, slot_bytes);
       s.done = dev_.create_event();
-      slots_.push_back(std::move(s));
+      entries_.push_back(std::move(s));
       free_.push_back(static_cast<std::uint32_t>(i));
       ++stats_.host_allocs;
     }
@@ -181,7 +206,7 @@ class pinned_ring final : public pinned_pool {
   }
 
   ~pinned_ring() override {
-    for (auto& s : slots_)
+    for (auto& s : entries_)
       if (s.recorded) dev_.synchronize(*s.done);
   }
 
@@ -196,7 +221,7 @@ class pinned_ring final : public pinned_pool {
     returned_.wait(lock, [&] { return !free_.empty(); });
     const std::uint32_t id = free_.front();
     free_.pop_front();
-    auto& s = slots_[id];
+    auto& s = entries_[id];
     s.leased = true;
     stats_.in_use_bytes += slot_bytes_;
     const bool recorded = s.recorded;
@@ -236,44 +261,17 @@ class pinned_ring final : public pinned_pool {
     returned_.notify_all();
   }
 
-  [[nodiscard]] pinned_stats stats() const override {
-    std::lock_guard lock(mutex_);
-    return stats_;
-  }
-  void reset_peak() override {
-    std::lock_guard lock(mutex_);
-    stats_.peak_reserved_bytes = stats_.reserved_bytes;
-  }
-
  private:
-  struct slot {
-    std::unique_ptr<device::host_buffer> buf;
-    std::unique_ptr<device::event> done;
-    bool recorded = false;  // `done` guards the copy that last read the slot
-    bool leased = false;
-    bool lent_before = false;
-  };
-
-  slot& checked(const pinned_lease& lease) {
-    if (lease.id >= slots_.size() || slots_[lease.id].buf->data() != lease.data ||
-        !slots_[lease.id].leased)
-      throw device_error("pinned ring: a lease was given back twice or to the wrong pool");
-    return slots_[lease.id];
-  }
-
   void give_back(std::uint32_t id) {
-    slots_[id].leased = false;
+    entries_[id].leased = false;
     stats_.in_use_bytes -= slot_bytes_;
     free_.push_back(id);
   }
 
   device::backend& dev_;
   const std::size_t slot_bytes_;
-  mutable std::mutex mutex_;
   std::condition_variable returned_;
-  std::vector<slot> slots_;
   std::deque<std::uint32_t> free_;
-  pinned_stats stats_;
 };
 
 }  // namespace

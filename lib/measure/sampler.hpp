@@ -3,8 +3,8 @@
 
 #include <cstdint>
 
-#include "result/result.hpp"
 #include "measure/case.hpp"
+#include "result/result.hpp"
 
 namespace pinbench::measure {
 

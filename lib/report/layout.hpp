@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "result/result.hpp"
 #include "core/stats.hpp"
+#include "result/result.hpp"
 
 namespace pinbench::report::detail {
 

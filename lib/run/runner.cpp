@@ -17,15 +17,6 @@
 
 namespace pinbench::run {
 
-nlohmann::json environment_block(device::backend& dev) {
-  nlohmann::json env;
-  env["backend"] = std::string(dev.name());
-  env["device"] = dev.describe();
-  env["host"] = read_host_info();
-  env["warnings"] = dev.warnings();
-  return env;
-}
-
 namespace {
 
 using measure::engine;

@@ -43,7 +43,11 @@ struct run_options {
 [[nodiscard]] result::run_result run_scenarios(const std::vector<scenario::scenario>& scenarios,
                                        device::backend& dev, const run_options& options);
 
-/// The `environment` block: backend, device (backend's describe()), host, warnings.
+/// The `environment.device` block: the backend's description as JSON; uuid, driver, runtime and
+/// pcie are null where the backend has none, the CUDA device's other facts left out.
+[[nodiscard]] nlohmann::json device_json(const device::description& d);
+
+/// The `environment` block: backend, device (device_json of describe()), host, warnings.
 [[nodiscard]] nlohmann::json environment_block(device::backend& dev);
 
 }  // namespace pinbench::run

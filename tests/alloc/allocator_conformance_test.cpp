@@ -206,7 +206,7 @@ TEST_CASE("memory_stats flatten uses PyTorch's key names", "[alloc]") {
   conf.max_split_size_bytes = 64_MiB;
   auto a = make_caching_allocator(*up, conf);
   void* p = a->allocate(1000, 0);
-  const nlohmann::json flat = a->stats().flatten();
+  auto flat = a->stats().flatten();
   for (const char* key :
        {"allocation.all.current", "allocated_bytes.large_pool.peak", "reserved_bytes.all.freed",
         "inactive_split_bytes.small_pool.current", "requested_bytes.all.allocated",
@@ -215,7 +215,7 @@ TEST_CASE("memory_stats flatten uses PyTorch's key names", "[alloc]") {
         "num_alloc_retries", "num_ooms", "num_sync_all_streams", "num_device_alloc",
         "num_device_free", "max_split_size"}) {
     INFO(key);
-    CHECK(flat.contains(key));
+    CHECK(flat.count(key) == 1);
   }
   // 9 arrays x 3 pools x 4 fields + 2 stats x 4 fields + 6 counters
   CHECK(flat.size() == 9 * 3 * 4 + 2 * 4 + 6);

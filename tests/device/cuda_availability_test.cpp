@@ -125,13 +125,14 @@ TEST_CASE("cuda facts: the PCIe link is read from sysfs, null where unreadable",
   // max_link_width missing on purpose.
 
   const auto link = cuda::read_pcie_link(root.string(), "00000000:19:00.0");
-  CHECK(link["gen"] == 1);
-  CHECK(link["width"] == 16);
-  CHECK(link["max_gen"] == 5);
-  CHECK(link["max_width"].is_null());
+  CHECK(link.gen == 1);
+  CHECK(link.width == 16);
+  CHECK(link.max_gen == 5);
+  CHECK_FALSE(link.max_width.has_value());
 
   const auto absent = cuda::read_pcie_link(root.string(), "00000000:1A:00.0");
-  for (const char* key : {"gen", "width", "max_gen", "max_width"}) CHECK(absent[key].is_null());
+  for (const auto& v : {absent.gen, absent.width, absent.max_gen, absent.max_width})
+    CHECK_FALSE(v.has_value());
   fs::remove_all(root);
 }
 

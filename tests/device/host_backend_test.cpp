@@ -449,12 +449,12 @@ TEST_CASE("host backend describes itself as an emulation", "[device][host]") {
   auto be = make(32_MiB);
   CHECK(be->name() == "host");
   const auto d = be->describe();
-  CHECK(d.at("name").get<std::string>().rfind("host emulation (", 0) == 0);
-  CHECK(d.at("emulated") == true);
-  CHECK(d.at("memory_bytes") == 32_MiB);
-  CHECK(d.at("capacity_bytes") == 32_MiB);
-  CHECK(d.at("driver").is_null());
-  CHECK(d.at("pcie").is_null());
+  CHECK(d.name.rfind("host emulation (", 0) == 0);
+  CHECK(d.emulated);
+  CHECK(d.memory_bytes == 32_MiB);
+  CHECK(d.capacity_bytes == 32_MiB);
+  CHECK_FALSE(d.driver.has_value());
+  CHECK_FALSE(d.pcie.has_value());
 
   auto wc = be->alloc_host(4096, host_kind::pinned_wc);
   auto wc2 = be->alloc_host(4096, host_kind::pinned_wc);

@@ -11,7 +11,6 @@
 #include "cli_runner.hpp"
 #include "core/error.hpp"
 #include "core/json_limits.hpp"
-#include "report/report.hpp"
 #include "result/result_io.hpp"
 #include "scenario/scenario.hpp"
 

@@ -10,9 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "result/result.hpp"
 #include "gate/statistics.hpp"
-#include "report/report.hpp"
+#include "result/result.hpp"
 #include "result/result_io.hpp"
 
 namespace pinbench::testing {

@@ -11,10 +11,10 @@
 #include "alloc/allocator.hpp"
 #include "alloc/config.hpp"
 #include "alloc/upstream.hpp"
-#include "run/runner.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "device/backend.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 
 using namespace pinbench;

@@ -8,11 +8,11 @@
 #include <thread>
 #include <vector>
 
-#include "run/runner.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "device/backend.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 
 using namespace pinbench;
@@ -121,8 +121,8 @@ TEST_CASE("cuda: a released gate did not time out; the device says whether it ca
   b->synchronize(*s);
   CHECK_FALSE(g->timed_out());
   const auto d = b->describe();
-  REQUIRE(d.contains("host_register"));
-  CHECK(d.at("host_register").get<bool>() == b->host_register_unsupported().empty());
+  REQUIRE(d.host_register.has_value());
+  CHECK(*d.host_register == b->host_register_unsupported().empty());
 }
 
 TEST_CASE("cuda: small copies are timed in batches with finite bandwidth", "[gpu]") {
@@ -274,16 +274,18 @@ TEST_CASE("cuda: describe and device memory", "[gpu]") {
   auto b = cuda();
   CHECK(b->name() == "cuda");
   const auto d = b->describe();
-  CHECK_FALSE(d.at("name").get<std::string>().empty());
-  CHECK(d.at("memory_bytes").get<std::uint64_t>() > 0);
-  CHECK_THAT(d.at("uuid").get<std::string>(), Catch::StartsWith("GPU-"));
-  CHECK(d.at("uuid").get<std::string>().size() == 40);
-  CHECK_FALSE(d.at("driver").get<std::string>().empty());
-  CHECK_FALSE(d.at("runtime").get<std::string>().empty());
-  CHECK(d.at("emulated") == false);
-  CHECK(d.at("pcie").contains("gen"));
-  CHECK(d.at("pcie").contains("max_width"));
-  CHECK(d.at("multiprocessors").get<int>() > 0);
+  CHECK_FALSE(d.name.empty());
+  CHECK(d.memory_bytes > 0);
+  REQUIRE(d.uuid.has_value());
+  CHECK_THAT(*d.uuid, Catch::StartsWith("GPU-"));
+  CHECK(d.uuid->size() == 40);
+  REQUIRE(d.driver.has_value());
+  CHECK_FALSE(d.driver->empty());
+  REQUIRE(d.runtime.has_value());
+  CHECK_FALSE(d.runtime->empty());
+  CHECK_FALSE(d.emulated);
+  CHECK(d.pcie.has_value());
+  CHECK(d.multiprocessors.value_or(0) > 0);
 
   const memory_info before = b->device_memory();
   CHECK(before.total_bytes > 0);

@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "run/runner.hpp"
 #include "device/backend.hpp"
 #include "loader/pinned_pool.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 
 using namespace pinbench;

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "run/runner.hpp"
 #include "device/backend.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 
 using namespace pinbench;

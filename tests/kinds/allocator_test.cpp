@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "run/runner.hpp"
 #include "device/backend.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 
 using namespace pinbench;

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <string>
 
-#include "run/runner.hpp"
-#include "kinds/loader/loader_engine.hpp"
 #include "device/backend.hpp"
+#include "kinds/loader/loader_engine.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 
 using namespace pinbench;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,7 @@
 #include "cli_runner.hpp"
 #include "commands.hpp"
 #include "kinds/registry.hpp"
-#include "measure/sampler.hpp"
+#include "measure/protocol.hpp"
 #include "result/result_io.hpp"
 
 namespace pinbench {
@@ -33,15 +34,13 @@ class toy_engine final : public measure::engine {
                                              measure::run_context&) override {
     result::case_result r;
     const double steps = c.params.at("steps").get<double>();
-    measure::sampler rule(c.sampling);
-    rule.start();
-    std::vector<double> samples;
-    while (!rule.done()) {
-      samples.push_back(steps);
-      rule.add(steps);
-    }
-    r.add("steps_done", "count", "higher").samples = std::move(samples);
-    r.stopped = rule.reason();
+    const auto steps_done = measure::declare(r, "steps_done", "count", "higher");
+    measure::measure_case(r, c.sampling,
+                          {.warm_up = [] {},
+                           .sample = [&]() -> std::optional<double> {
+                             steps_done.add(steps);
+                             return steps;
+                           }});
     return r;
   }
   [[nodiscard]] std::string verdict(const result::scenario_result& s) const override {

@@ -7,10 +7,10 @@
 #include <cmath>
 #include <thread>
 
-#include "run/runner.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "device/backend.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 
 using namespace pinbench;

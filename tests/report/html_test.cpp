@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "chart/svg.hpp"
 #include "golden.hpp"
 #include "report/report.hpp"
-#include "chart/svg.hpp"
 
 using namespace pinbench;
 using nlohmann::json;

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "golden.hpp"
 #include "report/report.hpp"
 #include "result/result_io.hpp"
-#include "golden.hpp"
 
 using namespace pinbench;
 using nlohmann::json;

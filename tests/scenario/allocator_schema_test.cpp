@@ -3,9 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include "core/units.hpp"
-#include "scenario/scenario.hpp"
 #include "kinds/registry.hpp"
 #include "scenario/sampling_schema.hpp"
+#include "scenario/scenario.hpp"
 #include "scenario_helpers.hpp"
 
 using namespace pinbench;

@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include "core/units.hpp"
-#include "scenario/scenario.hpp"
 #include "kinds/registry.hpp"
 #include "scenario/sampling_schema.hpp"
+#include "scenario/scenario.hpp"
 #include "scenario/values.hpp"
 #include "scenario_helpers.hpp"
 

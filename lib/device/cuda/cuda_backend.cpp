@@ -268,30 +268,28 @@ class cuda_backend final : public backend {
     std::memcpy(uuid.data(), prop.uuid.bytes, uuid.size());
 
     prop.name[sizeof prop.name - 1] = '\0';
-    description_ = {
-        {"name", std::string(prop.name)},
-        {"uuid", cuda::format_gpu_uuid(uuid)},
-        {"index", device_},
-        {"compute_capability", std::to_string(prop.major) + "." + std::to_string(prop.minor)},
-        {"driver", cuda::format_cuda_version(driver)},
-        {"runtime", cuda::format_cuda_version(runtime)},
-        {"memory_bytes", prop.totalGlobalMem},
-        {"multiprocessors", prop.multiProcessorCount},
-        {"clock_mhz", clock_khz / 1000},
-        {"copy_engines", prop.asyncEngineCount},
-        {"pci_bus_id", bus_id_},
-    };
+    description_.name = std::string(prop.name);
+    description_.uuid = cuda::format_gpu_uuid(uuid);
+    description_.index = device_;
+    description_.compute_capability = std::to_string(prop.major) + "." + std::to_string(prop.minor);
+    description_.driver = cuda::format_cuda_version(driver);
+    description_.runtime = cuda::format_cuda_version(runtime);
+    description_.memory_bytes = prop.totalGlobalMem;
+    description_.multiprocessors = prop.multiProcessorCount;
+    description_.clock_mhz = clock_khz / 1000;
+    description_.copy_engines = prop.asyncEngineCount;
+    description_.pci_bus_id = bus_id_;
     gates_ = std::make_shared<gate_pool>(device_);
     vm_ = std::make_unique<cuda::virtual_memory>(device_);
-    description_["virtual_memory"] = vm_->usable();
-    if (vm_->usable()) description_["vm_granularity_bytes"] = vm_->granularity();
+    description_.virtual_memory = vm_->usable();
+    if (vm_->usable()) description_.vm_granularity_bytes = vm_->granularity();
     setup_async_pool();
-    description_["async_alloc"] = pool_ != nullptr;
+    description_.async_alloc = pool_ != nullptr;
     int host_register = 0;
     PINBENCH_CUDA_CHECK(
         cudaDeviceGetAttribute(&host_register, cudaDevAttrHostRegisterSupported, device_));
     host_register_supported_ = host_register != 0;
-    description_["host_register"] = host_register_supported_;
+    description_.host_register = host_register_supported_;
   }
 
   [[nodiscard]] std::string host_register_unsupported() const override {
@@ -302,11 +300,11 @@ class cuda_backend final : public backend {
 
   [[nodiscard]] std::string_view name() const noexcept override { return "cuda"; }
 
-  [[nodiscard]] nlohmann::json describe() const override {
-    nlohmann::json d = description_;
+  [[nodiscard]] description describe() const override {
+    description d = description_;
     // Read now rather than at start: the link trains down when the GPU idles.
-    d["pcie"] = cuda::read_pcie_link("/sys/bus/pci/devices", bus_id_);
-    d["emulated"] = false;
+    d.pcie = cuda::read_pcie_link("/sys/bus/pci/devices", bus_id_);
+    d.emulated = false;
     return d;
   }
 
@@ -587,7 +585,7 @@ class cuda_backend final : public backend {
 
   int device_;
   std::string bus_id_;
-  nlohmann::json description_;
+  description description_;
   std::shared_ptr<gate_pool> gates_;
   bool host_register_supported_ = true;
   std::unique_ptr<cuda::virtual_memory> vm_;

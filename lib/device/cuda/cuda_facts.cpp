@@ -58,10 +58,6 @@ std::optional<int> parse_width(std::string_view text) {
   return width;
 }
 
-nlohmann::json or_null(const std::optional<int>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
 }  // namespace
 
 std::string sysfs_pci_address(std::string_view cuda_bus_id) {
@@ -97,9 +93,8 @@ std::optional<int> pcie_gen_from_speed(std::string_view sysfs_speed) {
   return std::nullopt;
 }
 
-nlohmann::json read_pcie_link(const std::string& sysfs_devices, std::string_view cuda_bus_id) {
-  nlohmann::json out = {
-      {"gen", nullptr}, {"width", nullptr}, {"max_gen", nullptr}, {"max_width", nullptr}};
+pcie_link read_pcie_link(const std::string& sysfs_devices, std::string_view cuda_bus_id) {
+  pcie_link out;
   const std::string address = sysfs_pci_address(cuda_bus_id);
   if (address.empty()) return out;
   const std::string dir = sysfs_devices + "/" + address + "/";
@@ -113,10 +108,10 @@ nlohmann::json read_pcie_link(const std::string& sysfs_devices, std::string_view
   };
   // The current speed is what the link runs at when read: GPUs drop to a lower generation when
   // idle, which is why the maximum is reported beside it.
-  out["gen"] = or_null(gen("current_link_speed"));
-  out["width"] = or_null(width("current_link_width"));
-  out["max_gen"] = or_null(gen("max_link_speed"));
-  out["max_width"] = or_null(width("max_link_width"));
+  out.gen = gen("current_link_speed");
+  out.width = width("current_link_width");
+  out.max_gen = gen("max_link_speed");
+  out.max_width = width("max_link_width");
   return out;
 }
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
+#include "device/backend.hpp"
 
 namespace pinbench::device::cuda {
 
@@ -24,9 +24,9 @@ namespace pinbench::device::cuda {
 /// A sysfs link speed ("32.0 GT/s PCIe", "8 GT/s") -> PCIe generation (2.5 GT/s -> 1 ... 64 -> 6).
 [[nodiscard]] std::optional<int> pcie_gen_from_speed(std::string_view sysfs_speed);
 
-/// {gen, width, max_gen, max_width} read from <sysfs_devices>/<address>/{current,max}_link_
-/// {speed,width}; each value null when unreadable (no sysfs in a container, a sandbox...).
-[[nodiscard]] nlohmann::json read_pcie_link(const std::string& sysfs_devices,
+/// The link read from <sysfs_devices>/<address>/{current,max}_link_{speed,width}; each value
+/// absent when unreadable (no sysfs in a container, a sandbox...).
+[[nodiscard]] pcie_link read_pcie_link(const std::string& sysfs_devices,
                                             std::string_view cuda_bus_id);
 
 }  // namespace pinbench::device::cuda

@@ -273,16 +273,14 @@ class host_backend final : public backend {
            "as a device whose cudaDevAttrHostRegisterSupported is 0 does";
   }
 
-  [[nodiscard]] nlohmann::json describe() const override {
+  [[nodiscard]] description describe() const override {
     const std::size_t capacity = core_->capacity_bytes();
-    return {{"name", "host emulation (" + read_host_info().cpu + ")"},
-            {"emulated", true},
-            {"memory_bytes", capacity},
-            {"capacity_bytes", capacity},
-            {"driver", nullptr},
-            {"runtime", nullptr},
-            {"uuid", nullptr},
-            {"pcie", nullptr}};
+    description d;
+    d.name = "host emulation (" + read_host_info().cpu + ")";
+    d.emulated = true;
+    d.memory_bytes = capacity;
+    d.capacity_bytes = capacity;
+    return d;
   }
 
   [[nodiscard]] std::vector<std::string> warnings() const override {

@@ -15,27 +15,17 @@
 
 #include "alloc/allocator.hpp"
 #include "alloc/config.hpp"
-#include "alloc/snapshot_json.hpp"
 #include "alloc/summary.hpp"
 #include "alloc/upstream.hpp"
 #include "alloc/workload.hpp"
-#include "measure/sampler.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/stats.hpp"
+#include "kinds/allocator/snapshot_json.hpp"
+#include "measure/protocol.hpp"
 
 namespace pinbench::kinds::allocator {
-
-// The measurement and result types this engine works with.
-using measure::case_spec;
-using measure::engine;
-using measure::run_context;
-using measure::sampler;
-using result::case_result;
-using result::metric;
-using result::scenario_result;
-using result::stop_reason;
 
 namespace {
 
@@ -48,7 +38,7 @@ struct allocator_params {
   alloc::random_spec random;
 };
 
-allocator_params read_params(const case_spec& c, std::uint64_t seed) {
+allocator_params read_params(const measure::case_spec& c, std::uint64_t seed) {
   const auto& p = c.params;
   allocator_params a;
   a.allocator = p.at("allocator").get<std::string>();
@@ -434,27 +424,25 @@ run_output run_once(const allocator_params& p, const alloc::config& conf, device
 
 std::string device_label(device::backend& dev) {
   if (dev.name() == "host") return "host backend (emulated device)";
-  const auto d = dev.describe();
-  const auto name = d.contains("name") && d["name"].is_string() ? d["name"].get<std::string>()
-                                                                : std::string("cuda");
-  return "device 0 (" + name + ")";
+  const auto name = dev.describe().name;
+  return "device 0 (" + (name.empty() ? std::string("cuda") : name) + ")";
 }
 
 // A policy counter of the first run as a metric with one sample. The workload and the
 // allocator's decisions follow from the seed and the scenario alone (no clock, no thread
 // timing), so the engine declares these deterministic: `compare` judges them exactly.
-void add_deterministic(case_result& r, const std::string& name, double value,
+void add_deterministic(result::case_result& r, const std::string& name, double value,
                        const std::string& unit, const std::string& better) {
-  metric& m = r.add(name, unit, better);
+  result::metric& m = r.add(name, unit, better);
   m.deterministic = true;
   m.samples.push_back(value);
 }
-void add_counter(case_result& r, const std::string& name, std::int64_t value,
+void add_counter(result::case_result& r, const std::string& name, std::int64_t value,
                  const std::string& unit, const std::string& better) {
   add_deterministic(r, name, static_cast<double>(value), unit, better);
 }
 
-void add_policy_metrics(case_result& r, const alloc::memory_stats& s) {
+void add_policy_metrics(result::case_result& r, const alloc::memory_stats& s) {
   const std::string bytes = "bytes", count = "count", lower = "lower", none;
   // How much the workload asked for: the allocator does not choose these.
   add_counter(r, "allocated_bytes.all.peak", s.allocated_bytes.all.peak, bytes, none);
@@ -481,66 +469,57 @@ void add_policy_metrics(case_result& r, const alloc::memory_stats& s) {
   add_deterministic(r, "fragmentation", fragmentation, "fraction", "lower");
 }
 
-class allocator_engine final : public engine {
+class allocator_engine final : public measure::engine {
  public:
   [[nodiscard]] std::string_view kind() const noexcept override { return "allocator"; }
 
-  [[nodiscard]] case_result run_case(const case_spec& c, run_context& ctx) override {
+  [[nodiscard]] result::case_result run_case(const measure::case_spec& c,
+                                             measure::run_context& ctx) override {
     const allocator_params p = read_params(c, ctx.seed);
     const alloc::config conf = read_config(p, c.source);
-    case_result r;
+    result::case_result r;
     if (p.allocator != "caching" && (!conf.to_string().empty() || p.memory_fraction != 1))
       r.warnings.push_back("config and memory_fraction apply to the caching allocator only; the " +
                            p.allocator + " allocator ignores them");
 
-    for (int i = 0; i < c.sampling.warmup; ++i) {
-      throw_if_interrupted();
-      (void)run_once(p, conf, ctx.dev);
-    }
-
-    // Add every metric before taking references: adding may move the others.
-    r.add("alloc_latency", "ns", "lower");
-    r.add("alloc_latency_p99", "ns", "lower");
-    r.add("free_latency", "ns", "lower");
-    r.add("free_latency_p99", "ns", "lower");
-    r.add("iteration_time", "ns", "lower");
-    r.add("empty_cache_time", "ns", "lower");
-    auto& alloc_median = r.metrics[0];
-    auto& alloc_p99 = r.metrics[1];
-    auto& free_median = r.metrics[2];
-    auto& free_p99 = r.metrics[3];
+    // Timed metrics first, in the order the result lists them; the policy counters follow.
+    const auto alloc_median = measure::declare(r, "alloc_latency", "ns", "lower");
+    const auto alloc_p99 = measure::declare(r, "alloc_latency_p99", "ns", "lower");
+    const auto free_median = measure::declare(r, "free_latency", "ns", "lower");
+    const auto free_p99 = measure::declare(r, "free_latency_p99", "ns", "lower");
+    const auto iteration_time = measure::declare(r, "iteration_time", "ns", "lower");
+    const auto empty_cache_time = measure::declare(r, "empty_cache_time", "ns", "lower");
     latency_log iterations(max_iteration_samples, ctx.seed + 3);
     latency_log empty_cache(max_iteration_samples, ctx.seed + 4);
 
     std::optional<run_output> first;
     std::uint64_t runs = 0;
-    sampler rule(c.sampling);
-    rule.start();
-    do {
-      run_output out = run_once(p, conf, ctx.dev);
-      if (out.interrupted) break;  // a partial run is not a sample
-      ++runs;
-      const double headline = out.alloc_ns.empty() ? 0 : out.alloc_ns.quantile(0.5);
-      if (!out.alloc_ns.empty()) {
-        alloc_median.samples.push_back(headline);
-        alloc_p99.samples.push_back(out.alloc_ns.quantile(0.99));
-      }
-      if (!out.free_ns.empty()) {
-        free_median.samples.push_back(out.free_ns.quantile(0.5));
-        free_p99.samples.push_back(out.free_ns.quantile(0.99));
-      }
-      for (double v : out.iteration_ns) iterations.add(v);
-      for (double v : out.empty_cache_ns) empty_cache.add(v);
-      if (!first) first = std::move(out);
-      rule.add(headline);
-    } while (!rule.done());
-    r.stopped = interrupt_requested() ? stop_reason::interrupted : rule.reason();
-    if (!first) throw interrupted_error();
+    measure::measure_case(
+        r, c.sampling,
+        {.warm_up = [&] { (void)run_once(p, conf, ctx.dev); },
+         .sample = [&]() -> std::optional<double> {
+           run_output out = run_once(p, conf, ctx.dev);
+           if (out.interrupted) return std::nullopt;  // a partial run is not a sample
+           ++runs;
+           const double headline = out.alloc_ns.empty() ? 0 : out.alloc_ns.quantile(0.5);
+           if (!out.alloc_ns.empty()) {
+             alloc_median.add(headline);
+             alloc_p99.add(out.alloc_ns.quantile(0.99));
+           }
+           if (!out.free_ns.empty()) {
+             free_median.add(out.free_ns.quantile(0.5));
+             free_p99.add(out.free_ns.quantile(0.99));
+           }
+           for (double v : out.iteration_ns) iterations.add(v);
+           for (double v : out.empty_cache_ns) empty_cache.add(v);
+           if (!first) first = std::move(out);
+           return headline;
+         }});
 
-    r.metrics[4].samples = iterations.values();
-    r.metrics[5].samples = empty_cache.values();
+    iteration_time.get().samples = iterations.values();
+    empty_cache_time.get().samples = empty_cache.values();
     // A metric without samples (no frees, no iterations, no empty_cache) is left out.
-    std::erase_if(r.metrics, [](const metric& m) { return m.samples.empty(); });
+    std::erase_if(r.metrics, [](const result::metric& m) { return m.samples.empty(); });
 
     // Policy results are deterministic: the first run's counters stand for every run.
     add_policy_metrics(r, first->stats);
@@ -554,7 +533,7 @@ class allocator_engine final : public engine {
       r.warnings.push_back(
           fmt::format("{} free(s) of unknown ids were skipped", first->counts.skipped_frees));
 
-    if (r.stopped != stop_reason::interrupted) {
+    if (r.stopped != result::stop_reason::interrupted) {
       // Its own untimed run: observing (and recording history) would slow down the timed runs.
       // It gives the report its timeline and segment map, and `run --snapshot` its snapshot.
       run_output seen =
@@ -564,11 +543,10 @@ class allocator_engine final : public engine {
         if (seen.timeline) r.extra["timeline"] = seen.timeline->to_json();
         if (seen.peak_snapshot) {
           r.extra["segments_at_peak"] = segment_map(*seen.peak_snapshot);
-          if (ctx.want_snapshots) r.snapshot = alloc::to_json(*seen.peak_snapshot);
+          if (ctx.want_snapshots) r.snapshot = snapshot_json(*seen.peak_snapshot);
         }
       }
     }
-    if (r.stopped == stop_reason::interrupted) r.status = "interrupted";
     return r;
   }
 };

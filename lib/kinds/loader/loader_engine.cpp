@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include "alloc/allocator.hpp"
-#include "measure/sampler.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -19,18 +18,9 @@
 #include "core/units.hpp"
 #include "device/event_stock.hpp"
 #include "loader/loader.hpp"
+#include "measure/protocol.hpp"
 
 namespace pinbench::kinds::loader {
-
-// The measurement and result types this engine works with.
-using measure::case_spec;
-using measure::engine;
-using measure::run_context;
-using measure::sampler;
-using result::case_result;
-using result::metric;
-using result::scenario_result;
-using result::stop_reason;
 
 namespace {
 
@@ -365,85 +355,71 @@ class loader_run {
   std::deque<step_record> inflight_;
 };
 
-void append(std::vector<double>& to, const std::vector<double>& from) {
-  to.insert(to.end(), from.begin(), from.end());
-}
-
-class loader_engine final : public engine {
+class loader_engine final : public measure::engine {
  public:
   [[nodiscard]] std::string_view kind() const noexcept override { return "loader"; }
 
-  [[nodiscard]] case_result run_case(const case_spec& c, run_context& ctx) override {
+  [[nodiscard]] result::case_result run_case(const measure::case_spec& c,
+                                             measure::run_context& ctx) override {
     const loader_params p = read_params(c.params, ctx.seed);
-    case_result r;
+    result::case_result r;
     loader_run run(p, ctx.dev);
 
-    std::uint64_t run_number = 0;
-    for (int i = 0; i < c.sampling.warmup; ++i) {
-      throw_if_interrupted();
-      (void)run.run(run_number++);
-    }
-
-    // Add every metric before taking references: adding may move the others.
+    // Every metric is declared before sampling, in the order the result lists them.
     const bool compute = p.compute_ns > 0;
-    r.add("samples_per_s", "samples/s", "higher");
-    r.add("batches_per_s", "batches/s", "higher");
-    if (compute) r.add("gpu_busy", "fraction", "higher");
-    r.add("epoch_time", "ns", "lower");
-    r.add("first_batch_time", "ns", "lower");
-    r.add("data_wait", "ns", "lower");
-    r.add("copy_call_time", "ns", "lower");
-    r.add("sync_wait", "ns", "");
-    r.add("step_time", "ns", "lower");
-    r.add("h2d_time", "ns", "lower");
-    if (compute) r.add("compute_time", "ns", "");
-    r.add("batch_build_time", "ns", "lower");
+    using measure::declare;
+    using measure::metric_handle;
+    const auto samples_per_s = declare(r, "samples_per_s", "samples/s", "higher");
+    const auto batches_per_s = declare(r, "batches_per_s", "batches/s", "higher");
+    std::optional<metric_handle> gpu_busy, compute_time, pin_time, peak_pinned;
+    if (compute) gpu_busy = declare(r, "gpu_busy", "fraction", "higher");
+    const auto epoch_time = declare(r, "epoch_time", "ns", "lower");
+    const auto first_batch_time = declare(r, "first_batch_time", "ns", "lower");
+    const auto data_wait = declare(r, "data_wait", "ns", "lower");
+    const auto copy_call_time = declare(r, "copy_call_time", "ns", "lower");
+    const auto sync_wait = declare(r, "sync_wait", "ns", "");
+    const auto step_time = declare(r, "step_time", "ns", "lower");
+    const auto h2d_time = declare(r, "h2d_time", "ns", "lower");
+    if (compute) compute_time = declare(r, "compute_time", "ns", "");
+    const auto batch_build_time = declare(r, "batch_build_time", "ns", "lower");
     if (p.spec.pin_memory) {
-      r.add("pin_time", "ns", "lower");
-      r.add("peak_pinned_bytes", "bytes", "lower");
+      pin_time = declare(r, "pin_time", "ns", "lower");
+      peak_pinned = declare(r, "peak_pinned_bytes", "bytes", "lower");
     }
-    r.add("max_outstanding", "count", "");
-    auto m = [&r](std::string_view name) -> metric& { return *const_cast<metric*>(r.find(name)); };
+    const auto max_outstanding = declare(r, "max_outstanding", "count", "");
 
-    sampler rule(c.sampling);
-    rule.start();
+    std::uint64_t run_number = 0;
     bool verified = true;
     std::string problem;
     std::size_t max_outstanding_seen = 0, max_reorder = 0;
-    do {
-      run_figures f;
-      try {
-        f = run.run(run_number++);
-      } catch (const interrupted_error&) {
-        r.stopped = stop_reason::interrupted;
-        break;
-      }
-      const double seconds = f.wall_ns / 1e9;
-      const double sps = static_cast<double>(f.samples) / seconds;
-      m("samples_per_s").samples.push_back(sps);
-      m("batches_per_s").samples.push_back(static_cast<double>(f.steps) / seconds);
-      if (compute) m("gpu_busy").samples.push_back(f.span_ns > 0 ? std::min(1.0, f.busy_ns / f.span_ns) : 0.0);
-      m("epoch_time").samples.push_back(f.wall_ns / static_cast<double>(p.epochs));
-      m("first_batch_time").samples.push_back(f.first_batch_ns);
-      append(m("data_wait").samples, f.data_wait);
-      append(m("copy_call_time").samples, f.copy_call);
-      append(m("sync_wait").samples, f.sync_wait);
-      append(m("step_time").samples, f.step);
-      append(m("h2d_time").samples, f.h2d);
-      if (compute) append(m("compute_time").samples, f.compute);
-      append(m("batch_build_time").samples, f.build);
-      if (p.spec.pin_memory) {
-        append(m("pin_time").samples, f.pin);
-        m("peak_pinned_bytes").samples.push_back(static_cast<double>(f.peak_pinned));
-      }
-      m("max_outstanding").samples.push_back(static_cast<double>(f.max_outstanding_seen));
-      max_outstanding_seen = std::max(max_outstanding_seen, f.max_outstanding_seen);
-      max_reorder = std::max(max_reorder, f.max_reorder);
-      if (p.verify && !f.problem.empty() && problem.empty()) problem = f.problem;
-      verified = verified && (!p.verify || f.verified);
-      rule.add(sps);
-    } while (!rule.done());
-    if (r.stopped != stop_reason::interrupted) r.stopped = rule.reason();
+    measure::measure_case(
+        r, c.sampling,
+        {.warm_up = [&] { (void)run.run(run_number++); },
+         .sample = [&]() -> std::optional<double> {
+           const run_figures f = run.run(run_number++);
+           const double seconds = f.wall_ns / 1e9;
+           const double sps = static_cast<double>(f.samples) / seconds;
+           samples_per_s.add(sps);
+           batches_per_s.add(static_cast<double>(f.steps) / seconds);
+           if (gpu_busy) gpu_busy->add(f.span_ns > 0 ? std::min(1.0, f.busy_ns / f.span_ns) : 0.0);
+           epoch_time.add(f.wall_ns / static_cast<double>(p.epochs));
+           first_batch_time.add(f.first_batch_ns);
+           data_wait.append(f.data_wait);
+           copy_call_time.append(f.copy_call);
+           sync_wait.append(f.sync_wait);
+           step_time.append(f.step);
+           h2d_time.append(f.h2d);
+           if (compute_time) compute_time->append(f.compute);
+           batch_build_time.append(f.build);
+           if (pin_time) pin_time->append(f.pin);
+           if (peak_pinned) peak_pinned->add(static_cast<double>(f.peak_pinned));
+           max_outstanding.add(static_cast<double>(f.max_outstanding_seen));
+           max_outstanding_seen = std::max(max_outstanding_seen, f.max_outstanding_seen);
+           max_reorder = std::max(max_reorder, f.max_reorder);
+           if (p.verify && !f.problem.empty() && problem.empty()) problem = f.problem;
+           verified = verified && (!p.verify || f.verified);
+           return sps;
+         }});
 
     const auto& cal = pinbench::loader::calibrate_cpu_work();
     r.extra["batch_bytes"] = pinbench::loader::batch_bytes(p.spec.batch_size, p.dataset.sample_bytes);
@@ -470,39 +446,40 @@ class loader_engine final : public engine {
       r.extra["verify_note"] =
           "order and exactly-once checked on headers copied back from the device; the last "
           "batch's bytes compared in full";
-      if (!problem.empty()) {
+      if (!problem.empty() && r.stopped != result::stop_reason::interrupted) {
         r.status = "error";
         r.message = "verification failed: " + problem;
       }
     }
-    if (r.stopped == stop_reason::interrupted) r.status = "interrupted";
     return r;
   }
 
-  [[nodiscard]] std::string verdict(const scenario_result& s) const override {
+  [[nodiscard]] std::string verdict(const result::scenario_result& s) const override {
     return kinds::loader::verdict(s);
   }
 };
 
 }  // namespace
 
-std::string verdict(const scenario_result& s) {
+std::string verdict(const result::scenario_result& s) {
   struct point {
-    const case_result* c;
+    const result::case_result* c;
     double sps, busy;
     bool has_busy;
   };
   std::vector<point> pts;
   for (const auto& c : s.cases) {
     if (c.status != "ok") continue;
-    const metric* sps = c.find("samples_per_s");
+    const result::metric* sps = c.find("samples_per_s");
     if (sps == nullptr || sps->samples.empty()) continue;
-    const metric* busy = c.find("gpu_busy");
+    const result::metric* busy = c.find("gpu_busy");
     const bool has_busy = busy != nullptr && !busy->samples.empty();
     pts.push_back({&c, sps->summarize().median, has_busy ? busy->summarize().median : 0, has_busy});
   }
   if (pts.empty()) return {};
-  const auto name = [](const case_result* c) { return c->id.empty() ? std::string("default") : c->id; };
+  const auto name = [](const result::case_result* c) {
+    return c->id.empty() ? std::string("default") : c->id;
+  };
   const auto pct = [](double f) { return fmt::format("{:.0f}%", f * 100); };
   const auto rate = [](double v) { return fmt::format("{:.0f} samples/s", v); };
   const auto fastest = std::max_element(pts.begin(), pts.end(),

@@ -8,24 +8,15 @@
 
 #include <fmt/format.h>
 
-#include "measure/sampler.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/pattern.hpp"
 #include "core/sysinfo.hpp"
 #include "core/units.hpp"
+#include "measure/protocol.hpp"
 
 namespace pinbench::kinds::transfer {
-
-// The measurement and result types this engine works with.
-using measure::case_spec;
-using measure::engine;
-using measure::run_context;
-using measure::sampler;
-using result::case_result;
-using result::metric;
-using result::scenario_result;
-using result::stop_reason;
 
 namespace {
 
@@ -68,19 +59,6 @@ host_kind host_kind_for(const std::string& memory) {
   if (memory == "pinned_wc") return host_kind::pinned_wc;
   if (memory == "registered") return host_kind::registered;
   return host_kind::pageable;  // pageable, and pin_on_the_fly's user-side buffer
-}
-
-// A deterministic pattern, different per fill, cheap enough for 256 MiB buffers.
-void fill_pattern(std::byte* p, std::size_t n, std::uint64_t seed) {
-  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    std::memcpy(p + i, &x, 8);
-  }
-  for (; i < n; ++i) p[i] = static_cast<std::byte>(x >> (8 * (i % 8)));
 }
 
 // One direction of copies: its host buffer(s), device buffer and stream. For pin_on_the_fly the
@@ -343,17 +321,18 @@ double median_of(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-class transfer_engine final : public engine {
+class transfer_engine final : public measure::engine {
  public:
   [[nodiscard]] std::string_view kind() const noexcept override { return "transfer"; }
 
-  [[nodiscard]] case_result run_case(const case_spec& c, run_context& ctx) override {
+  [[nodiscard]] result::case_result run_case(const measure::case_spec& c,
+                                             measure::run_context& ctx) override {
     const transfer_params p = read_params(c.params);
     if (p.memory == "registered") {
       const std::string why = ctx.dev.host_register_unsupported();
       if (!why.empty()) throw unsupported_error(why);
     }
-    case_result r;
+    result::case_result r;
     transfer_run run(p, ctx.dev);
     r.warnings = run.unlocked_warnings();
 
@@ -377,63 +356,55 @@ class transfer_engine final : public engine {
       }
     };
 
-    for (int i = 0; i < c.sampling.warmup; ++i) {
-      throw_if_interrupted();
-      (void)take(p.overlap_compute_ns > 0);
-    }
+    const bool with_compute = p.overlap_compute_ns > 0;
+    const double total_bytes = static_cast<double>(p.bytes) * static_cast<double>(p.copies) *
+                               static_cast<double>(run.lanes());
+    const auto bandwidth = measure::declare(r, "bandwidth", "GB/s", "higher");
+    const auto copy_time = measure::declare(r, "copy_time", "ns", "lower");
+    const auto host_call = measure::declare(r, "host_call_time", "ns", "lower");
+    std::optional<measure::metric_handle> overlap, pin_time;
+    if (with_compute) overlap = measure::declare(r, "overlap", "fraction", "higher");
+    if (p.pin_on_the_fly()) pin_time = measure::declare(r, "pin_time", "ns", "lower");
 
     // Overlap needs each part alone as the baseline: median of a few runs, after warm-up.
     double copy_alone_ns = 0, compute_alone_ns = 0;
-    if (p.overlap_compute_ns > 0) {
-      std::vector<double> copies, computes;
-      for (int i = 0; i < 3; ++i) {
-        copies.push_back(take(false).wall_ns);
-        computes.push_back(run.measure_compute_alone());
-      }
-      copy_alone_ns = median_of(copies);
-      compute_alone_ns = median_of(computes);
-      r.extra["copy_alone_ns"] = copy_alone_ns;
-      r.extra["compute_alone_ns"] = compute_alone_ns;
-    }
-
-    const double total_bytes = static_cast<double>(p.bytes) * static_cast<double>(p.copies) *
-                               static_cast<double>(run.lanes());
-    // Add every metric before taking references: adding may move the others.
-    r.add("bandwidth", "GB/s", "higher");
-    r.add("copy_time", "ns", "lower");
-    r.add("host_call_time", "ns", "lower");
-    if (p.overlap_compute_ns > 0) r.add("overlap", "fraction", "higher");
-    if (p.pin_on_the_fly()) r.add("pin_time", "ns", "lower");
-    auto& bandwidth = r.metrics[0];
-    auto& copy_time = r.metrics[1];
-    auto& host_call = r.metrics[2];
-    metric* overlap = p.overlap_compute_ns > 0 ? &r.metrics[3] : nullptr;
-    metric* pin_time = p.pin_on_the_fly() ? &r.metrics.back() : nullptr;
-
-    sampler rule(c.sampling);
-    rule.start();
-    do {
-      const sample s = take(p.overlap_compute_ns > 0);
-      // A span the clock could not resolve would be an infinite bandwidth: fail instead.
-      if (!(s.transfer_ns > 0))
-        throw error(fmt::format(
-            "a sample of {} x {} copies measured {} ns: too short for the clock to resolve; "
-            "raise copies_per_sample",
-            p.copies, format_bytes(p.bytes), s.transfer_ns));
-      const double gbps = total_bytes / s.transfer_ns;  // bytes per ns == GB/s (1e9 bytes/s)
-      bandwidth.samples.push_back(gbps);
-      copy_time.samples.push_back(s.transfer_ns / static_cast<double>(p.copies));
-      host_call.samples.push_back(s.host_call_ns);
-      if (pin_time) pin_time->samples.push_back(s.pin_ns);
-      if (overlap) {
-        // The share of the shorter part hidden behind the longer one: 1 = fully overlapped.
-        const double hidden = copy_alone_ns + compute_alone_ns - s.wall_ns;
-        const double shorter = std::min(copy_alone_ns, compute_alone_ns);
-        overlap->samples.push_back(std::clamp(hidden / shorter, 0.0, 1.0));
-      }
-      rule.add(gbps);
-    } while (!rule.done());
-    r.stopped = rule.reason();
+    measure::measure_case(
+        r, c.sampling,
+        {.warm_up = [&] { (void)take(with_compute); },
+         .before_sampling =
+             [&] {
+               if (!with_compute) return;
+               std::vector<double> copies, computes;
+               for (int i = 0; i < 3; ++i) {
+                 copies.push_back(take(false).wall_ns);
+                 computes.push_back(run.measure_compute_alone());
+               }
+               copy_alone_ns = median_of(copies);
+               compute_alone_ns = median_of(computes);
+               r.extra["copy_alone_ns"] = copy_alone_ns;
+               r.extra["compute_alone_ns"] = compute_alone_ns;
+             },
+         .sample = [&]() -> std::optional<double> {
+           const sample s = take(with_compute);
+           // A span the clock could not resolve would be an infinite bandwidth: fail instead.
+           if (!(s.transfer_ns > 0))
+             throw error(fmt::format(
+                 "a sample of {} x {} copies measured {} ns: too short for the clock to "
+                 "resolve; raise copies_per_sample",
+                 p.copies, format_bytes(p.bytes), s.transfer_ns));
+           const double gbps = total_bytes / s.transfer_ns;  // bytes per ns == GB/s
+           bandwidth.add(gbps);
+           copy_time.add(s.transfer_ns / static_cast<double>(p.copies));
+           host_call.add(s.host_call_ns);
+           if (pin_time) pin_time->add(s.pin_ns);
+           if (overlap) {
+             // The share of the shorter part hidden behind the longer one: 1 = fully overlapped.
+             const double hidden = copy_alone_ns + compute_alone_ns - s.wall_ns;
+             const double shorter = std::min(copy_alone_ns, compute_alone_ns);
+             overlap->add(std::clamp(hidden / shorter, 0.0, 1.0));
+           }
+           return gbps;
+         }});
 
     r.extra["bytes_per_copy"] = p.bytes;
     r.extra["copies_per_sample"] = p.copies;
@@ -456,7 +427,7 @@ class transfer_engine final : public engine {
           "{} sample(s) were void (a gate timed out before its release) and were taken again",
           void_samples));
     }
-    if (p.verify && r.stopped != stop_reason::interrupted) {
+    if (p.verify && r.stopped != result::stop_reason::interrupted) {
       const std::string problem = run.verify(ctx.seed + 7);
       r.extra["verified"] = problem.empty();
       if (!problem.empty()) {
@@ -464,7 +435,6 @@ class transfer_engine final : public engine {
         r.message = "verification failed: " + problem;
       }
     }
-    if (r.stopped == stop_reason::interrupted) r.status = "interrupted";
     return r;
   }
 };

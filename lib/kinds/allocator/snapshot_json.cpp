@@ -1,10 +1,10 @@
 // Snapshot to JSON. Key names are PyTorch's (including "addr" in trace entries, "address" in
 // segments and blocks); "seq" replaces PyTorch's "time_us", as pinbench's order is a counter.
-#include "alloc/snapshot_json.hpp"
+#include "kinds/allocator/snapshot_json.hpp"
 
-namespace pinbench::alloc {
+namespace pinbench::kinds::allocator {
 
-nlohmann::json to_json(const snapshot& s) {
+nlohmann::json snapshot_json(const alloc::snapshot& s) {
   using nlohmann::json;
   json segments = json::array();
   for (const auto& seg : s.segments) {
@@ -35,4 +35,4 @@ nlohmann::json to_json(const snapshot& s) {
   return {{"segments", std::move(segments)}, {"device_traces", json::array({std::move(trace)})}};
 }
 
-}  // namespace pinbench::alloc
+}  // namespace pinbench::kinds::allocator

@@ -6,13 +6,13 @@
 
 #include "alloc/allocator.hpp"
 
-namespace pinbench::alloc {
+namespace pinbench::kinds::allocator {
 
 /// {"segments": [{"device", "address", "total_size", "stream", "segment_type",
 ///   "allocated_size", "active_size", "requested_size", "is_expandable",
 ///   "blocks": [{"address", "size", "requested_size", "state"}]}],
 ///  "device_traces": [[{"action", "addr", "size", "stream", "seq"}]]}
 /// One device (0): device_traces holds one list, empty when history was not recorded.
-[[nodiscard]] nlohmann::json to_json(const snapshot& s);
+[[nodiscard]] nlohmann::json snapshot_json(const alloc::snapshot& s);
 
-}  // namespace pinbench::alloc
+}  // namespace pinbench::kinds::allocator

@@ -1,9 +1,10 @@
 // Snapshots as JSON: the structure of torch.cuda.memory._snapshot().
 #include <catch2/catch.hpp>
 
-#include "alloc/snapshot_json.hpp"
+#include "kinds/allocator/snapshot_json.hpp"
 
 using namespace pinbench::alloc;
+using pinbench::kinds::allocator::snapshot_json;
 using nlohmann::json;
 
 TEST_CASE("a snapshot is written in torch.cuda.memory._snapshot()'s structure",
@@ -23,7 +24,7 @@ TEST_CASE("a snapshot is written in torch.cuda.memory._snapshot()'s structure",
   s.trace = {{"segment_alloc", 0x7f0000000000, 2 << 20, 3, 1},
              {"alloc", 0x7f0000000000, 1536, 3, 2}};
 
-  const json j = to_json(s);
+  const json j = snapshot_json(s);
   REQUIRE(j.at("segments").size() == 1);
   const auto& js = j["segments"][0];
   CHECK(js == json{{"device", 0},
@@ -54,7 +55,7 @@ TEST_CASE("a snapshot is written in torch.cuda.memory._snapshot()'s structure",
                          {"stream", 3},
                          {"seq", 2}});
 
-  const json empty = to_json(snapshot{});
+  const json empty = snapshot_json(snapshot{});
   CHECK(empty["segments"] == json::array());
   CHECK(empty["device_traces"] == json::array({json::array()}));
 }

@@ -1,0 +1,50 @@
+// The measurement protocol: warm-up, sampling under the stop rule, Ctrl-C.
+#include "measure/protocol.hpp"
+
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "measure/sampler.hpp"
+
+namespace pinbench::measure {
+
+void metric_handle::append(const std::vector<double>& values) const {
+  auto& samples = get().samples;
+  samples.insert(samples.end(), values.begin(), values.end());
+}
+
+metric_handle declare(result::case_result& r, std::string name, std::string unit,
+                      std::string better) {
+  const auto& m = r.add(std::move(name), std::move(unit), std::move(better));
+  return metric_handle(r, static_cast<std::size_t>(&m - r.metrics.data()));
+}
+
+void measure_case(result::case_result& r, const sampling& rule, const sample_loop& loop) {
+  for (int i = 0; i < rule.warmup; ++i) {
+    throw_if_interrupted();
+    loop.warm_up();
+  }
+  if (loop.before_sampling) loop.before_sampling();
+
+  sampler stop_rule(rule);
+  stop_rule.start();
+  bool cut = false;
+  do {
+    std::optional<double> headline;
+    try {
+      headline = loop.sample();
+    } catch (const interrupted_error&) {
+      headline.reset();
+    }
+    if (!headline) {
+      cut = true;
+      break;
+    }
+    stop_rule.add(*headline);
+  } while (!stop_rule.done());
+
+  if (stop_rule.count() == 0) throw interrupted_error();
+  r.stopped = cut ? result::stop_reason::interrupted : stop_rule.reason();
+  if (r.stopped == result::stop_reason::interrupted) r.status = "interrupted";
+}
+
+}  // namespace pinbench::measure

@@ -1,0 +1,135 @@
+// The measurement protocol that every engine runs through: warm-up, the stop rule, Ctrl-C, and
+// metric handles that survive further declarations.
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "measure/protocol.hpp"
+
+namespace pinbench::measure {
+namespace {
+
+sampling fixed(int warmup, int samples) {
+  sampling s;
+  s.warmup = warmup;
+  s.min_samples = samples;
+  s.max_samples = samples;
+  s.min_time_ns = 0;
+  return s;
+}
+
+struct interrupt_cleared {
+  interrupt_cleared() { clear_interrupt(); }
+  ~interrupt_cleared() { clear_interrupt(); }
+};
+
+}  // namespace
+
+TEST_CASE("the protocol warms up, then samples until the rule stops", "[measure][protocol]") {
+  result::case_result r;
+  const auto m = declare(r, "value", "count", "higher");
+  int warm = 0, taken = 0;
+  measure_case(r, fixed(2, 5),
+               {.warm_up = [&] { ++warm; },
+                .sample = [&]() -> std::optional<double> {
+                  m.add(++taken);
+                  return 1.0;
+                }});
+  CHECK(warm == 2);
+  CHECK(taken == 5);
+  CHECK(r.stopped == result::stop_reason::max_samples);
+  CHECK(r.status == "ok");
+  CHECK(r.find("value")->samples == std::vector<double>{1, 2, 3, 4, 5});
+}
+
+TEST_CASE("before_sampling runs once, between warm-up and the first sample",
+          "[measure][protocol]") {
+  result::case_result r;
+  std::vector<char> order;
+  measure_case(r, fixed(1, 2),
+               {.warm_up = [&] { order.push_back('w'); },
+                .before_sampling = [&] { order.push_back('b'); },
+                .sample = [&]() -> std::optional<double> {
+                  order.push_back('s');
+                  return 1.0;
+                }});
+  CHECK(order == std::vector<char>{'w', 'b', 's', 's'});
+}
+
+TEST_CASE("metric handles stay valid while more metrics are declared", "[measure][protocol]") {
+  result::case_result r;
+  const auto first = declare(r, "first", "ns", "lower");
+  for (int i = 0; i < 100; ++i) (void)declare(r, fmt::format("m{}", i), "ns", "lower");
+  first.add(7);
+  first.append({8, 9});
+  REQUIRE(r.metrics.size() == 101);
+  CHECK(r.metrics.front().samples == std::vector<double>{7, 8, 9});
+  CHECK(declare(r, "first", "ns", "lower").get().samples.size() == 3);  // found, not added
+}
+
+TEST_CASE("Ctrl-C during sampling keeps the samples taken and marks the case interrupted",
+          "[measure][protocol]") {
+  const interrupt_cleared guard;
+  result::case_result r;
+  const auto m = declare(r, "value", "count", "higher");
+  int taken = 0;
+  measure_case(r, fixed(0, 100), {.warm_up = [] {},
+                                  .sample = [&]() -> std::optional<double> {
+                                    m.add(1);
+                                    if (++taken == 3) request_interrupt();
+                                    return 1.0;
+                                  }});
+  CHECK(taken == 3);
+  CHECK(r.stopped == result::stop_reason::interrupted);
+  CHECK(r.status == "interrupted");
+  CHECK(r.find("value")->samples.size() == 3);
+}
+
+TEST_CASE("a sample cut short by Ctrl-C is not counted", "[measure][protocol]") {
+  const interrupt_cleared guard;
+  result::case_result r;
+  int calls = 0;
+  measure_case(r, fixed(0, 100), {.warm_up = [] {},
+                                  .sample = [&]() -> std::optional<double> {
+                                    if (++calls < 3) return 1.0;
+                                    throw interrupted_error();
+                                  }});
+  CHECK(calls == 3);
+  CHECK(r.stopped == result::stop_reason::interrupted);
+}
+
+TEST_CASE("Ctrl-C before any sample is an interrupted case with nothing measured",
+          "[measure][protocol]") {
+  const interrupt_cleared guard;
+  result::case_result r;
+  SECTION("during the warm-up") {
+    CHECK_THROWS_AS(measure_case(r, fixed(3, 5),
+                                 {.warm_up = [] { request_interrupt(); },
+                                  .sample = []() -> std::optional<double> { return 1.0; }}),
+                    interrupted_error);
+  }
+  SECTION("in the first sample") {
+    CHECK_THROWS_AS(measure_case(r, fixed(0, 5),
+                                 {.warm_up = [] {},
+                                  .sample = []() -> std::optional<double> { return {}; }}),
+                    interrupted_error);
+  }
+}
+
+TEST_CASE("an engine's failure propagates to the runner", "[measure][protocol]") {
+  result::case_result r;
+  CHECK_THROWS_WITH(measure_case(r, fixed(0, 5),
+                                 {.warm_up = [] {},
+                                  .sample = []() -> std::optional<double> {
+                                    throw error("the device lost the data");
+                                  }}),
+                    "the device lost the data");
+}
+
+}  // namespace pinbench::measure
