@@ -100,7 +100,7 @@ class case_log {
                const result::case_result& c) const {
     if (!enabled_) return;
     std::string line = fmt::format("pinbench: [{}/{}] {} {}: {} ({:.2f} s){}{}", index + 1, total,
-                                   scenario, c.id, c.status, c.elapsed_s,
+                                   scenario, c.id, result::to_string(c.status), c.elapsed_s,
                                    c.message.empty() ? "" : ": ", c.message);
     std::replace(line.begin(), line.end(), '\n', ' ');
     std::fprintf(stderr, "%s\n", line.c_str());

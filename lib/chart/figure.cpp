@@ -112,7 +112,7 @@ std::vector<const result::case_result*> chartable(const result::scenario_result&
                                                  std::string_view metric) {
   std::vector<const result::case_result*> out;
   for (const auto& c : s.cases) {
-    if (c.status != "ok") continue;
+    if (c.status != result::case_status::ok) continue;
     if (const auto* m = c.find(metric); m != nullptr && result::finite_summary(*m).n > 0)
       out.push_back(&c);
   }
@@ -177,8 +177,8 @@ std::optional<figure> sweep_chart(const result::scenario_result& s, const std::s
     y.log_base = 10;
     y.label += ", log scale";
   }
-  const std::string better = first.better == "higher"  ? " Higher is better."
-                             : first.better == "lower" ? " Lower is better."
+  const std::string better = first.better == result::direction::higher  ? " Higher is better."
+                             : first.better == result::direction::lower ? " Lower is better."
                                                        : "";
 
   // The x param: the first varying param whose every value is a number, size or duration.

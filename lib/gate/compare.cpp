@@ -108,7 +108,7 @@ case_index index_cases(const result::run_result& r, const std::string& label) {
 // Filtered metrics of a case; `gated` tells whether any has a direction.
 bool has_gated_metric(const result::case_result& c, const options& o) {
   return std::any_of(c.metrics.begin(), c.metrics.end(), [&](const result::metric& m) {
-    return !m.better.empty() && wanted(o, m.name);
+    return m.better != result::direction::none && wanted(o, m.name);
   });
 }
 
@@ -144,7 +144,7 @@ class judge {
     r.threshold = std::max(r.requested, o_.noise_multiple * r.noise_bound);
     if (r.threshold > r.requested) r.source = threshold_source::noise;
     r.deterministic = base.deterministic && current.deterministic;
-    const bool info = r.better.empty();
+    const bool info = r.better == result::direction::none;
     r.gated = !info;
     r.result = info ? verdict::info : verdict::inconclusive;
     if (info) r.reason = "no direction (better is empty): shown for information, never gated";
@@ -154,9 +154,11 @@ class judge {
     };
     if (base.unit != current.unit)
       return stop(fmt::format("the unit changed from \"{}\" to \"{}\"", base.unit, current.unit));
-    if (!base.better.empty() && !current.better.empty() && base.better != current.better)
+    if (base.better != result::direction::none && current.better != result::direction::none &&
+        base.better != current.better)
       return stop(
-          fmt::format("the direction changed (better: {} -> {})", base.better, current.better));
+          fmt::format("the direction changed (better: {} -> {})", result::to_string(base.better),
+                      result::to_string(current.better)));
     if (b.empty() || c.empty())
       return stop(std::string("no samples in the ") + (b.empty() ? "baseline" : "current result"));
     const auto negative = [](const std::vector<double>& v) {
@@ -215,7 +217,7 @@ class judge {
 
   // Whether a change in `direction` (+1 up, -1 down) makes this metric worse.
   static bool worse(const row& r, int direction) {
-    return (r.better == "lower") == (direction > 0);
+    return (r.better == result::direction::lower) == (direction > 0);
   }
 
   void judge_exact(row& r, bool constant_sides) const {
@@ -300,7 +302,8 @@ row case_row(const result::scenario_result& s, const result::case_result& c) {
 }
 
 std::string status_text(const result::case_result& c) {
-  std::string out = c.status == "error" ? "failed" : c.status;
+  std::string out = c.status == result::case_status::error ? std::string("failed")
+                                                            : std::string(result::to_string(c.status));
   if (!c.message.empty()) out += " (" + detail::one_line(c.message) + ")";
   return out;
 }
@@ -485,15 +488,15 @@ comparison compare(const result::run_result& base, const result::run_result& cur
       }
       const auto& cs = *it->second.scenario;
       const auto& cc = *it->second.c;
-      if (bc.status != "ok" || cc.status != "ok") {
+      if (bc.status != result::case_status::ok || cc.status != result::case_status::ok) {
         row r = case_row(s, bc);
         r.gated = has_gated_metric(bc, opts) || has_gated_metric(cc, opts);
-        if (bc.status == "ok" && cc.status == "error") {
+        if (bc.status == result::case_status::ok && cc.status == result::case_status::error) {
           r.result = verdict::failed;
           r.reason = "failed in the current result: " + detail::one_line(cc.message);
-        } else if (bc.status == "ok") {
+        } else if (bc.status == result::case_status::ok) {
           r.reason = "the current case was " + status_text(cc);
-        } else if (cc.status == "ok") {
+        } else if (cc.status == result::case_status::ok) {
           r.reason = "the baseline case was " + status_text(bc) + ": nothing to compare with";
         } else {
           r.reason =
@@ -506,7 +509,8 @@ comparison compare(const result::run_result& base, const result::run_result& cur
         if (!wanted(opts, bm.name)) continue;
         const auto* cm = cc.find(bm.name);
         if (cm == nullptr) {
-          out.only_in_base.push_back({s.name, bc.id, bm.name, !bm.better.empty()});
+          out.only_in_base.push_back(
+              {s.name, bc.id, bm.name, bm.better != result::direction::none});
           continue;
         }
         row r;
@@ -514,7 +518,7 @@ comparison compare(const result::run_result& base, const result::run_result& cur
         r.case_id = bc.id;
         r.metric = bm.name;
         r.unit = bm.unit;
-        r.better = bm.better.empty() ? cm->better : bm.better;
+        r.better = bm.better == result::direction::none ? cm->better : bm.better;
         const double gate = gate_threshold(&cs, &s, bm.name);
         r.requested = std::max(opts.threshold, gate);
         r.source = gate > opts.threshold ? threshold_source::gate : threshold_source::option;
@@ -524,7 +528,8 @@ comparison compare(const result::run_result& base, const result::run_result& cur
       }
       for (const auto& cm : cc.metrics)
         if (wanted(opts, cm.name) && bc.find(cm.name) == nullptr)
-          out.only_in_current.push_back({s.name, bc.id, cm.name, !cm.better.empty()});
+          out.only_in_current.push_back(
+              {s.name, bc.id, cm.name, cm.better != result::direction::none});
     }
   }
   for (const auto& s : current.scenarios)

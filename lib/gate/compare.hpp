@@ -24,7 +24,7 @@ enum class verdict {
   unchanged,     ///< the interval lies wholly within the requested threshold
   inconclusive,  ///< anything else: too few samples, too noisy, or no baseline to judge by
   failed,        ///< the case ran in the baseline but failed in the current result
-  info           ///< a metric without a direction (better ""): shown, never gated
+  info           ///< a metric without a direction: shown, never gated
 };
 [[nodiscard]] std::string_view to_string(verdict v) noexcept;
 
@@ -59,7 +59,8 @@ struct side {
 
 /// One compared metric of one case (or, with `metric` empty, a case that failed on a side).
 struct row {
-  std::string scenario, case_id, metric, unit, better;
+  std::string scenario, case_id, metric, unit;
+  result::direction better = result::direction::none;
   bool gated = false;  ///< counts for the exit code (every metric with a direction)
   side base, current;
   double ratio = 0;                    ///< median(current) / median(base); NaN when undefined

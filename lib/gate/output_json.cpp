@@ -37,7 +37,7 @@ ojson row_json(const row& r) {
   out["case"] = r.case_id;
   out["metric"] = text_or_null(r.metric);
   out["unit"] = r.unit;
-  out["better"] = r.better;
+  out["better"] = result::to_string(r.better);
   out["gated"] = r.gated;
   out["base"] = {{"n", r.base.n},
                  {"median", r.base.n > 0 ? number(r.base.median) : nullptr},

@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <string_view>
 
 #include "device/backend.hpp"
 #include "measure/case.hpp"
@@ -23,8 +22,8 @@ struct run_context {
 class engine {
  public:
   virtual ~engine() = default;
-  [[nodiscard]] virtual std::string_view kind() const noexcept = 0;
-  /// Runs one case: warm-up, samples until the sampling rule stops, verification.
+  /// Runs one case: builds what it measures, then measure_case (measure/protocol.hpp) for the
+  /// warm-up and the samples, then verification.
   [[nodiscard]] virtual result::case_result run_case(const case_spec& c, run_context& ctx) = 0;
   /// A one-line conclusion over the scenario's cases once they ran ("" when the kind has none).
   [[nodiscard]] virtual std::string verdict(const result::scenario_result&) const { return {}; }

@@ -13,8 +13,8 @@ void metric_handle::append(const std::vector<double>& values) const {
 }
 
 metric_handle declare(result::case_result& r, std::string name, std::string unit,
-                      std::string better) {
-  const auto& m = r.add(std::move(name), std::move(unit), std::move(better));
+                      result::direction better) {
+  const auto& m = r.add(std::move(name), std::move(unit), better);
   return metric_handle(r, static_cast<std::size_t>(&m - r.metrics.data()));
 }
 
@@ -44,7 +44,7 @@ void measure_case(result::case_result& r, const sampling& rule, const sample_loo
 
   if (stop_rule.count() == 0) throw interrupted_error();
   r.stopped = cut ? result::stop_reason::interrupted : stop_rule.reason();
-  if (r.stopped == result::stop_reason::interrupted) r.status = "interrupted";
+  if (r.stopped == result::stop_reason::interrupted) r.status = result::case_status::interrupted;
 }
 
 }  // namespace pinbench::measure

@@ -24,16 +24,16 @@ class metric_handle {
   [[nodiscard]] result::metric& get() const { return case_->metrics[index_]; }
 
  private:
-  friend metric_handle declare(result::case_result&, std::string, std::string, std::string);
+  friend metric_handle declare(result::case_result&, std::string, std::string, result::direction);
   metric_handle(result::case_result& c, std::size_t index) : case_(&c), index_(index) {}
   result::case_result* case_;
   std::size_t index_;
 };
 
 /// Declares a metric of `r` (or finds the one of that name): its unit ("ns", "GB/s",
-/// "fraction", "bytes", "count", ...) and which way is better ("higher", "lower", "").
+/// "fraction", "bytes", "count", ...) and which way is better.
 [[nodiscard]] metric_handle declare(result::case_result& r, std::string name, std::string unit,
-                                    std::string better);
+                                    result::direction better);
 
 /// What an engine supplies to the protocol.
 struct sample_loop {

@@ -63,7 +63,8 @@ std::string to_csv(const result::run_result& r) {
     const auto& s = r.scenarios[si];
     for (std::size_t ci = 0; ci < s.cases.size(); ++ci) {
       const auto& c = s.cases[ci];
-      std::vector<std::string> lead{s.name, s.kind, c.id, c.status, backend};
+      std::vector<std::string> lead{s.name, s.kind, c.id, std::string(result::to_string(c.status)),
+                                    backend};
       for (const auto& name : param_names) {
         const auto it = params[si][ci].find(name);
         lead.push_back(it == params[si][ci].end() ? std::string() : it->second);
@@ -77,7 +78,8 @@ std::string to_csv(const result::run_result& r) {
       for (const auto& m : c.metrics) {
         const auto sum = result::finite_summary(m);
         auto row = lead;
-        for (auto v : {m.name, m.unit, m.better, std::to_string(sum.n)}) row.push_back(v);
+        for (auto v : {m.name, m.unit, std::string(result::to_string(m.better)), std::to_string(sum.n)})
+          row.push_back(v);
         for (double v : {sum.median, sum.mean, sum.min, sum.max, sum.q1, sum.q3, sum.stdev})
           row.push_back(sum.n == 0 ? std::string() : exact_number(v));
         append_row(out, row);

@@ -121,10 +121,10 @@ std::string environment_section(const result::run_result& r) {
   return out;
 }
 
-std::string status_class(const std::string& status) {
-  if (status == "ok") return "status-ok";
-  if (status == "error") return "status-error";
-  if (status == "skipped") return "status-skipped";
+std::string status_class(result::case_status status) {
+  if (status == result::case_status::ok) return "status-ok";
+  if (status == result::case_status::error) return "status-error";
+  if (status == result::case_status::skipped) return "status-skipped";
   return "status-interrupted";
 }
 

@@ -136,7 +136,7 @@ grid scenario_grid(const result::scenario_result& s, std::size_t message_limit) 
         }
     row.push_back(counted != nullptr ? std::to_string(counted->samples.size()) : "-");
     row.push_back(c.metrics.empty() ? "-" : std::string(result::to_string(c.stopped)));
-    std::string status = c.status;
+    std::string status(result::to_string(c.status));
     if (!c.message.empty()) {
       const auto message = one_line(c.message);
       status += ": " + (message_limit == 0 ? message : truncate(message, message_limit));
@@ -195,9 +195,9 @@ std::string footer_line(const result::run_result& r) {
   for (const auto& s : r.scenarios)
     for (const auto& c : s.cases) {
       ++cases;
-      if (c.status == "error") ++failed;
-      if (c.status == "interrupted") ++interrupted;
-      if (c.status == "skipped") ++skipped;
+      if (c.status == result::case_status::error) ++failed;
+      if (c.status == result::case_status::interrupted) ++interrupted;
+      if (c.status == result::case_status::skipped) ++skipped;
     }
   auto out = fmt::format("{}, {} failed, {} interrupted", count_phrase(cases, "case", "cases"),
                          failed, interrupted);

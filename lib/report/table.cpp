@@ -20,9 +20,9 @@ using ansi::green;
 using ansi::red;
 using ansi::yellow;
 
-std::string_view status_colour(std::string_view status) {
-  if (status == "ok") return green;
-  if (status == "error") return red;
+std::string_view status_colour(result::case_status status) {
+  if (status == result::case_status::ok) return green;
+  if (status == result::case_status::error) return red;
   return yellow;
 }
 

@@ -47,6 +47,38 @@ summary finite_summary(const metric& m) {
   return summarize(finite);
 }
 
+std::string_view to_string(direction d) noexcept {
+  switch (d) {
+    case direction::higher: return "higher";
+    case direction::lower: return "lower";
+    case direction::none: return "";
+  }
+  return "";
+}
+
+std::optional<direction> direction_from(std::string_view text) noexcept {
+  for (auto d : {direction::higher, direction::lower, direction::none})
+    if (to_string(d) == text) return d;
+  return std::nullopt;
+}
+
+std::string_view to_string(case_status s) noexcept {
+  switch (s) {
+    case case_status::ok: return "ok";
+    case case_status::error: return "error";
+    case case_status::interrupted: return "interrupted";
+    case case_status::skipped: return "skipped";
+  }
+  return "?";
+}
+
+std::optional<case_status> case_status_from(std::string_view text) noexcept {
+  for (auto s : {case_status::ok, case_status::error, case_status::interrupted,
+                 case_status::skipped})
+    if (to_string(s) == text) return s;
+  return std::nullopt;
+}
+
 summary metric::summarize() const { return pinbench::summarize(samples); }
 
 std::string_view to_string(stop_reason r) noexcept {
@@ -66,13 +98,13 @@ const metric* case_result::find(std::string_view name) const {
   return nullptr;
 }
 
-metric& case_result::add(std::string name, std::string unit, std::string better) {
+metric& case_result::add(std::string name, std::string unit, direction better) {
   for (auto& m : metrics)
     if (m.name == name) return m;
   metric m;
   m.name = std::move(name);
   m.unit = std::move(unit);
-  m.better = std::move(better);
+  m.better = better;
   metrics.push_back(std::move(m));
   return metrics.back();
 }
@@ -80,17 +112,20 @@ metric& case_result::add(std::string name, std::string unit, std::string better)
 bool run_result::any_failed() const {
   for (const auto& s : scenarios)
     for (const auto& c : s.cases)
-      if (c.status == "error") return true;
+      if (c.status == case_status::error) return true;
   return false;
 }
 
 namespace {
 
 // error before skipped before interrupted before ok: what a case is, over its rounds.
-int severity(const std::string& status) {
-  if (status == "error") return 3;
-  if (status == "skipped") return 2;
-  if (status == "interrupted") return 1;
+int severity(case_status status) {
+  switch (status) {
+    case case_status::error: return 3;
+    case case_status::skipped: return 2;
+    case case_status::interrupted: return 1;
+    case case_status::ok: return 0;
+  }
   return 0;
 }
 
@@ -104,7 +139,7 @@ case_result merge_rounds(std::vector<case_result> rounds,
                          const std::vector<std::uint32_t>& round_of) {
   if (rounds.size() == 1) return std::move(rounds.front());
   const auto first_ok = std::find_if(rounds.begin(), rounds.end(),
-                                     [](const case_result& c) { return c.status == "ok"; });
+                                     [](const case_result& c) { return c.status == case_status::ok; });
   case_result out;
   if (first_ok == rounds.end()) {
     // No round completed: the worst of them says why.
@@ -126,13 +161,13 @@ case_result merge_rounds(std::vector<case_result> rounds,
     const std::uint32_t round = round_of.at(i);
     out.elapsed_s += r.elapsed_s;
     for (const auto& w : r.warnings) add_unique(out.warnings, w);
-    if (r.status == "interrupted") {
+    if (r.status == case_status::interrupted) {
       // Other rounds completed: the case stands on them.
       add_unique(out.warnings,
                  fmt::format("round {} was interrupted: its samples are left out", round + 1));
       continue;
     }
-    if (r.status != "ok") {
+    if (r.status != case_status::ok) {
       if (severity(r.status) > severity(out.status)) {
         out.status = r.status;
         out.message = fmt::format("round {}: {}", round + 1, r.message);

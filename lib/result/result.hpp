@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -13,11 +15,23 @@
 
 namespace pinbench::result {
 
+/// Which way a metric improves; `none` for counters that only inform (never gated).
+enum class direction { higher, lower, none };
+/// "higher", "lower", "" (as the result file writes it).
+[[nodiscard]] std::string_view to_string(direction d) noexcept;
+[[nodiscard]] std::optional<direction> direction_from(std::string_view text) noexcept;
+
+/// What became of a case: measured, failed, stopped by Ctrl-C, or not runnable here.
+enum class case_status { ok, error, interrupted, skipped };
+/// "ok", "error", "interrupted", "skipped" (as the result file writes it).
+[[nodiscard]] std::string_view to_string(case_status s) noexcept;
+[[nodiscard]] std::optional<case_status> case_status_from(std::string_view text) noexcept;
+
 /// One measured quantity of a case, with every raw sample kept.
 struct metric {
   std::string name;    ///< "bandwidth", "copy_time", "host_call_time", ...
   std::string unit;    ///< "GB/s", "ns", "fraction", "bytes", "count"
-  std::string better;  ///< "higher" or "lower" (or "" when neither: counters that only inform)
+  direction better = direction::none;
   /// The engine guarantees the value for a given seed and scenario (the allocator's policy
   /// counters): `compare` judges it exactly. Anything that depends on timing is judged
   /// statistically, even when its samples happen to agree.
@@ -36,7 +50,7 @@ enum class stop_reason { converged, max_samples, timeout, interrupted, single };
 struct case_result {
   std::string id;
   nlohmann::json params;  ///< as displayed (sizes and durations as people write them)
-  std::string status = "ok";  ///< "ok" | "error" | "interrupted" | "skipped"
+  case_status status = case_status::ok;
   std::string message;        ///< for errors, and why a case was skipped
   std::vector<metric> metrics;
   stop_reason stopped = stop_reason::converged;
@@ -49,7 +63,7 @@ struct case_result {
 
   [[nodiscard]] const metric* find(std::string_view name) const;
   /// Adds a metric (or returns the one of that name). The reference is valid until the next add.
-  metric& add(std::string name, std::string unit, std::string better);
+  metric& add(std::string name, std::string unit, direction better);
 };
 
 struct scenario_result {

@@ -57,7 +57,7 @@ ojson metric_json(const metric& m) {
   const auto s = finite_summary(m);
   ojson samples = ojson::array();
   for (double x : m.samples) samples.push_back(number(x));
-  ojson out{{"unit", m.unit}, {"better", m.better}};
+  ojson out{{"unit", m.unit}, {"better", to_string(m.better)}};
   // Only when true: an engine's promise, absent from every timed metric.
   if (m.deterministic) out["deterministic"] = true;
   out["summary"] = ojson{{"n", s.n},
@@ -77,7 +77,7 @@ ojson case_json(const case_result& c) {
   ojson out = ojson::object();
   out["id"] = c.id;
   out["params"] = c.params.is_null() ? ojson::object() : clean(c.params);
-  out["status"] = c.status;
+  out["status"] = to_string(c.status);
   if (!c.message.empty()) out["message"] = c.message;
   out["stop_reason"] = std::string(to_string(c.stopped));
   out["elapsed_s"] = number(c.elapsed_s);
@@ -208,7 +208,7 @@ class reader {
     result::metric m;
     m.name = name;
     m.unit = string(v, path, "unit", false);
-    m.better = one_of(v, path, "better", {"higher", "lower", ""}, "");
+    m.better = *direction_from(one_of(v, path, "better", {"higher", "lower", ""}, ""));
     if (const auto* samples = member(v, path, "samples", "an array", false)) {
       const auto sp = member_path(path, "samples");
       array(*samples, sp);
@@ -239,7 +239,8 @@ class reader {
     result::case_result c;
     c.id = string(v, path, "id", true);
     c.params = block(v, path, "params", json::object());
-    c.status = one_of(v, path, "status", {"ok", "error", "interrupted", "skipped"}, "ok");
+    c.status =
+        *case_status_from(one_of(v, path, "status", {"ok", "error", "interrupted", "skipped"}, "ok"));
     c.message = string(v, path, "message", false);
     const auto stop =
         one_of(v, path, "stop_reason",

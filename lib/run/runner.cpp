@@ -37,20 +37,20 @@ case_result run_one(engine* eng, const scenario::scenario& s, const scenario::ca
     r = eng->run_case(c, ctx);
   } catch (const interrupted_error&) {
     r = case_result{};
-    r.status = "interrupted";
+    r.status = result::case_status::interrupted;
     r.stopped = result::stop_reason::interrupted;
     r.message = "interrupted before the case completed";
   } catch (const unsupported_error& e) {
     r = case_result{};
-    r.status = "skipped";
+    r.status = result::case_status::skipped;
     r.message = e.what();
   } catch (const std::bad_alloc&) {
     r = case_result{};
-    r.status = "error";
+    r.status = result::case_status::error;
     r.message = "host memory exhausted (std::bad_alloc)";
   } catch (const std::exception& e) {
     r = case_result{};
-    r.status = "error";
+    r.status = result::case_status::error;
     r.message = e.what();
   }
   r.id = c.id;
@@ -119,7 +119,7 @@ result::run_result run_scenarios(const std::vector<scenario::scenario>& scenario
       ++index;
       rounds[i][j].push_back(run_one(engines[i].get(), s, c, ctx));
       if (options.on_case_done) options.on_case_done(index - 1, total_runs, s.name, rounds[i][j].back());
-      if (rounds[i][j].back().status == "interrupted") result.interrupted = true;
+      if (rounds[i][j].back().status == result::case_status::interrupted) result.interrupted = true;
     }
   }
 

@@ -238,7 +238,7 @@ TEST_CASE("cases are paired by scenario and id, one-sided cases and failures are
                                   make_case("x=1", {make_metric("t", "ns", "lower", low(6)),
                                                     make_metric("new", "count", "", {1})}),
                                   make_case("x=4", {make_metric("t", "ns", "lower", low(7))})})});
-  current.scenarios[0].cases[0].status = "error";
+  current.scenarios[0].cases[0].status = result::case_status::error;
   current.scenarios[0].cases[0].message = "boom\nsecond line";
 
   auto c = gate::compare(base, current, {});
@@ -262,7 +262,7 @@ TEST_CASE("cases are paired by scenario and id, one-sided cases and failures are
   CHECK(c.summary_line().find("1 failed case") != std::string::npos);
 
   SECTION("a vanished gated case fails only under --fail-on inconclusive") {
-    current.scenarios[0].cases[0].status = "ok";
+    current.scenarios[0].cases[0].status = result::case_status::ok;
     auto ok = gate::compare(base, current, {});
     CHECK(ok.exit_code() == 0);
     ok.settings.fail = gate::fail_on::inconclusive;
@@ -421,10 +421,10 @@ TEST_CASE("a baseline history: several results merge into one side, rounds kept 
 }
 
 TEST_CASE("merging rounds keeps every completed round and the worst status", "[gate][rounds]") {
-  const auto round = [](double v, std::string status = "ok") {
+  const auto round = [](double v, result::case_status status = result::case_status::ok) {
     auto c = make_case("bytes=1MiB", {make_metric("copy_time", "ns", "lower", {v, v + 1})});
-    c.status = std::move(status);
-    if (c.status != "ok") {
+    c.status = status;
+    if (c.status != result::case_status::ok) {
       c.metrics.clear();
       c.message = "boom";
     }
@@ -432,19 +432,19 @@ TEST_CASE("merging rounds keeps every completed round and the worst status", "[g
   };
   SECTION("labels follow the rounds") {
     const auto c = result::merge_rounds({round(10), round(20), round(30)}, {0, 1, 2});
-    CHECK(c.status == "ok");
+    CHECK(c.status == result::case_status::ok);
     CHECK(c.metrics[0].samples == std::vector<double>{10, 11, 20, 21, 30, 31});
     CHECK(c.metrics[0].rounds == std::vector<std::uint32_t>{0, 0, 1, 1, 2, 2});
   }
   SECTION("an interrupted round is left out with a warning") {
-    const auto c = result::merge_rounds({round(10), round(0, "interrupted")}, {0, 1});
-    CHECK(c.status == "ok");
+    const auto c = result::merge_rounds({round(10), round(0, result::case_status::interrupted)}, {0, 1});
+    CHECK(c.status == result::case_status::ok);
     CHECK(c.metrics[0].samples.size() == 2);
     CHECK(c.warnings.at(0).find("round 2 was interrupted") != std::string::npos);
   }
   SECTION("a failed round fails the case, naming the round") {
-    const auto c = result::merge_rounds({round(10), round(0, "error")}, {0, 1});
-    CHECK(c.status == "error");
+    const auto c = result::merge_rounds({round(10), round(0, result::case_status::error)}, {0, 1});
+    CHECK(c.status == result::case_status::error);
     CHECK(c.message == "round 2: boom");
   }
   SECTION("one round stays as it is") {

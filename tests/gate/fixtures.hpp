@@ -33,12 +33,13 @@ inline std::vector<double> synthetic(double center, double noise, std::size_t n,
   return out;
 }
 
-inline result::metric make_metric(std::string name, std::string unit, std::string better,
+/// `better` as the result file writes it: "higher", "lower" or "".
+inline result::metric make_metric(std::string name, std::string unit, std::string_view better,
                                  std::vector<double> samples) {
   result::metric m;
   m.name = std::move(name);
   m.unit = std::move(unit);
-  m.better = std::move(better);
+  m.better = result::direction_from(better).value();
   m.samples = std::move(samples);
   return m;
 }

@@ -76,7 +76,7 @@ std::pair<result::run_result, result::run_result> fixture() {
                                                     synthetic(1520, 0.02, 5, 208))})})},
       "host", "host emulation (Test CPU)", "", "2026-01-02T00:00:00Z");
   auto& failed = current.scenarios[1].cases[1];
-  failed.status = "error";
+  failed.status = result::case_status::error;
   failed.message = "out of memory: tried to allocate 2 GiB <with 1 GiB free>";
   return {base, current};
 }

@@ -207,7 +207,7 @@ TEST_CASE("gpu: an allocator scenario end to end on the cuda backend", "[gpu][al
         (c.id.find("expandable") != std::string::npos && c.id.find("caching") != std::string::npos &&
          !dev->supports_virtual_memory());
     if (unsupported) continue;
-    CHECK(c.status == "ok");
+    CHECK(c.status == result::case_status::ok);
     const auto* ooms = c.find("num_ooms");
     REQUIRE(ooms != nullptr);
     CHECK(ooms->samples.at(0) == 0);

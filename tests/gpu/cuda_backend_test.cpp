@@ -135,7 +135,7 @@ TEST_CASE("cuda: small copies are timed in batches with finite bandwidth", "[gpu
   const auto r = run::run_scenarios({sc}, *b, {});
   for (const auto& c : r.scenarios.at(0).cases) {
     INFO(c.id << ": " << c.message);
-    REQUIRE(c.status == "ok");
+    REQUIRE(c.status == result::case_status::ok);
     CHECK(c.extra.at("copies_per_sample") == 16);
     for (double bw : c.find("bandwidth")->samples) CHECK(std::isfinite(bw));
   }

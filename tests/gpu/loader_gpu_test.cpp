@@ -30,7 +30,7 @@ TEST_CASE("gpu: a loader scenario end to end on the cuda backend", "[gpu][loader
   REQUIRE(cases.size() == 8);
   for (const auto& c : cases) {
     INFO(c.id << ": " << c.message);
-    REQUIRE(c.status == "ok");
+    REQUIRE(c.status == result::case_status::ok);
     CHECK(c.extra.at("verified") == true);
     const auto* busy = c.find("gpu_busy");
     REQUIRE(busy != nullptr);

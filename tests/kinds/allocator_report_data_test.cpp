@@ -48,7 +48,7 @@ TEST_CASE("an allocator case carries its timeline: every call, peaks kept, itera
   const auto c = run_one(R"({"layers": 6, "activation_bytes": "4MiB", "parameter_bytes": "1MiB",
                               "iterations": 5, "batch_sizes": [16, 64, 32],
                               "empty_cache_every": 2})");
-  REQUIRE(c.status == "ok");
+  REQUIRE(c.status == result::case_status::ok);
   REQUIRE(c.extra.contains("timeline"));
   const auto& t = c.extra["timeline"];
   const auto& ops = c.extra.at("ops");
@@ -71,7 +71,7 @@ TEST_CASE("a long workload's timeline stays within 500 points and keeps its peak
           "[bench][allocator][report]") {
   const auto c = run_one(R"({"workload": "random", "count": 20000, "max_bytes": "4MiB",
                               "device_memory": "1GiB"})");
-  REQUIRE(c.status == "ok");
+  REQUIRE(c.status == result::case_status::ok);
   const auto& t = c.extra.at("timeline");
   const auto per = t["calls_per_point"].get<std::uint64_t>();
   CHECK(t["points"].size() <= 500);
@@ -98,7 +98,7 @@ TEST_CASE("the segment map at peak covers every segment with its blocks",
           "[bench][allocator][report]") {
   const auto c = run_one(R"({"layers": 6, "activation_bytes": "3MiB", "parameter_bytes": "300KiB",
                               "iterations": 4, "batch_sizes": [16, 64, 32]})");
-  REQUIRE(c.status == "ok");
+  REQUIRE(c.status == result::case_status::ok);
   REQUIRE(c.extra.contains("segments_at_peak"));
   const auto& m = c.extra["segments_at_peak"];
   CHECK(static_cast<double>(m["reserved_bytes"].get<std::int64_t>()) ==

@@ -68,7 +68,7 @@ TEST_CASE("an out-of-memory error inside the workload is counted, not fatal",
   const auto r = run_text(doc(R"({"layers": 8, "activation_bytes": "64MiB", "iterations": 3,
                                  "device_memory": "256MiB"})"));
   const auto& c = r.scenarios.at(0).cases.at(0);
-  REQUIRE(c.status == "ok");
+  REQUIRE(c.status == result::case_status::ok);
   CHECK(counter(c, "num_ooms") > 0);
   CHECK(counter(c, "num_ooms") == c.extra.at("ops").at("ooms").get<double>());
   CHECK(counter(c, "reserved_bytes.all.peak") <= 256.0 * (1 << 20));
@@ -88,8 +88,8 @@ TEST_CASE("policy counters are deterministic for a seed", "[bench][allocator]") 
   const auto b = run_text(text, 7);
   const auto& ca = a.scenarios.at(0).cases.at(0);
   const auto& cb = b.scenarios.at(0).cases.at(0);
-  REQUIRE(ca.status == "ok");
-  REQUIRE(cb.status == "ok");
+  REQUIRE(ca.status == result::case_status::ok);
+  REQUIRE(cb.status == result::case_status::ok);
   CHECK(ca.extra.at("memory_stats") == cb.extra.at("memory_stats"));
   CHECK(ca.extra.at("ops") == cb.extra.at("ops"));
   CHECK(ca.extra.at("memory_summary") == cb.extra.at("memory_summary"));
@@ -126,8 +126,8 @@ TEST_CASE("raw asks the device for every allocation; caching for far fewer", "[b
                    R"({"allocator": ["caching", "raw"]})"));
   const auto& caching = find_case(r, "allocator=caching");
   const auto& raw = find_case(r, "allocator=raw");
-  REQUIRE(caching.status == "ok");
-  REQUIRE(raw.status == "ok");
+  REQUIRE(caching.status == result::case_status::ok);
+  REQUIRE(raw.status == result::case_status::ok);
   const double allocs = raw.extra.at("ops").at("allocs").get<double>();
   CHECK(allocs == 8 + 10 * 8 * 3);
   CHECK(counter(raw, "num_device_alloc") == allocs);
@@ -140,9 +140,9 @@ TEST_CASE("allocator async is a case error on the host backend", "[bench][alloca
   const auto r = run_text(doc(k_small_loop + std::string(R"(, "iterations": 6})"),
                               R"({"allocator": ["async", "caching"]})"));
   const auto& async = find_case(r, "allocator=async");
-  CHECK(async.status == "error");
+  CHECK(async.status == result::case_status::error);
   CHECK(async.message.find("needs the cuda backend") != std::string::npos);
-  CHECK(find_case(r, "allocator=caching").status == "ok");  // the run goes on
+  CHECK(find_case(r, "allocator=caching").status == result::case_status::ok);  // the run goes on
 }
 
 TEST_CASE("config env reads PYTORCH_CUDA_ALLOC_CONF when the case runs", "[bench][allocator]") {
@@ -152,13 +152,13 @@ TEST_CASE("config env reads PYTORCH_CUDA_ALLOC_CONF when the case runs", "[bench
 
   ::setenv("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:64", 1);
   auto r = run_text(text);
-  CHECK(r.scenarios.at(0).cases.at(0).status == "ok");
+  CHECK(r.scenarios.at(0).cases.at(0).status == result::case_status::ok);
   CHECK(r.scenarios.at(0).cases.at(0).extra.at("config") == "max_split_size_mb:64");
 
   ::setenv("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:nope", 1);
   r = run_text(text);
   const auto& bad = r.scenarios.at(0).cases.at(0);
-  CHECK(bad.status == "error");
+  CHECK(bad.status == result::case_status::error);
   CHECK(bad.message.find("PYTORCH_CUDA_ALLOC_CONF") != std::string::npos);
 
   if (old == nullptr)
@@ -186,7 +186,7 @@ TEST_CASE("a trace next to its scenario replays; unknown frees are skipped and c
 
   const auto r = run_scenario(scenario::load_scenario_file(dir / "s.json"));
   const auto& c = r.scenarios.at(0).cases.at(0);
-  REQUIRE(c.status == "ok");
+  REQUIRE(c.status == result::case_status::ok);
   CHECK(c.extra.at("ops") == json{{"allocs", 2},
                                   {"frees", 2},
                                   {"ooms", 0},
@@ -204,7 +204,7 @@ TEST_CASE("with snapshots asked for, a case carries one at peak reserved memory"
           "[bench][allocator]") {
   const auto r = run_text(doc(std::string(k_small_loop) + R"(, "iterations": 6})"), 1, true);
   const auto& c = r.scenarios.at(0).cases.at(0);
-  REQUIRE(c.status == "ok");
+  REQUIRE(c.status == result::case_status::ok);
   REQUIRE(c.snapshot.is_object());
   const auto& segments = c.snapshot.at("segments");
   REQUIRE_FALSE(segments.empty());

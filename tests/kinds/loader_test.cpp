@@ -50,7 +50,7 @@ TEST_CASE("loader: every worker count and pin stage delivers a verified run", "[
   REQUIRE(cases.size() == 12);
   for (const auto& c : cases) {
     INFO(c.id << ": " << c.message);
-    REQUIRE(c.status == "ok");
+    REQUIRE(c.status == result::case_status::ok);
     CHECK(c.extra.at("verified") == true);
     CHECK(c.extra.at("steps_per_run") == 13);  // 100 / 8, rounded up
     // Per run: one sample each; per step: 13 per run.
@@ -84,7 +84,7 @@ TEST_CASE("loader: batches caps a run, epochs repeat it, drop_last drops the par
     const auto r = run_text(doc("{" + small_dataset + R"(, "batches": 5, "num_workers": 2})"));
     const auto& c = r.scenarios[0].cases.at(0);
     INFO(c.message);
-    REQUIRE(c.status == "ok");
+    REQUIRE(c.status == result::case_status::ok);
     CHECK(c.extra.at("steps_per_run") == 5);
     CHECK(metric_of(c, "step_time").samples.size() == 10);
     CHECK(c.extra.at("verified") == true);
@@ -94,20 +94,20 @@ TEST_CASE("loader: batches caps a run, epochs repeat it, drop_last drops the par
         doc("{" + small_dataset + R"(, "epochs": 3, "shuffle": true, "num_workers": 2})"));
     const auto& c = r.scenarios[0].cases.at(0);
     INFO(c.message);
-    REQUIRE(c.status == "ok");
+    REQUIRE(c.status == result::case_status::ok);
     CHECK(c.extra.at("steps_per_run") == 39);
     CHECK(c.extra.at("verified") == true);
   }
   SECTION("drop_last") {
     const auto r = run_text(doc("{" + small_dataset + R"(, "drop_last": true, "num_workers": 2})"));
     const auto& c = r.scenarios[0].cases.at(0);
-    REQUIRE(c.status == "ok");
+    REQUIRE(c.status == result::case_status::ok);
     CHECK(c.extra.at("steps_per_run") == 12);
   }
   SECTION("no compute: no gpu_busy") {
     const auto r = run_text(doc("{" + small_dataset + R"(, "compute_per_batch": "0us"})"));
     const auto& c = r.scenarios[0].cases.at(0);
-    REQUIRE(c.status == "ok");
+    REQUIRE(c.status == result::case_status::ok);
     CHECK(c.find("gpu_busy") == nullptr);
     CHECK(c.find("compute_time") == nullptr);
     CHECK(r.scenarios[0].verdict.rfind("fastest: ", 0) == 0);
@@ -118,7 +118,7 @@ TEST_CASE("loader: batches caps a run, epochs repeat it, drop_last drops the par
             R"(, "source": "file", "cache": "cold"}, "batch_size": 8, "num_workers": 2})"));
     const auto& c = r.scenarios[0].cases.at(0);
     INFO(c.message);
-    REQUIRE(c.status == "ok");
+    REQUIRE(c.status == result::case_status::ok);
     CHECK(c.extra.at("verified") == true);
   }
 }
@@ -132,7 +132,7 @@ TEST_CASE("loader: faults are case results and the run goes on", "[bench][loader
     REQUIRE(cases.size() == 2);
     for (const auto& c : cases) {
       INFO(c.id);
-      CHECK(c.status == "error");
+      CHECK(c.status == result::case_status::error);
       CHECK(c.message.find("sample 42") != std::string::npos);
     }
     CHECK(cases[1].message.find("worker") != std::string::npos);
@@ -143,7 +143,7 @@ TEST_CASE("loader: faults are case results and the run goes on", "[bench][loader
                                 R"({"pin_mode": ["per_batch", "ring"]})"));
     for (const auto& c : r.scenarios[0].cases) {
       INFO(c.id);
-      CHECK(c.status == "error");
+      CHECK(c.status == result::case_status::error);
       CHECK(c.message.find("pinned_limit") != std::string::npos);
       CHECK(c.message.find("RLIMIT_MEMLOCK") != std::string::npos);
       CHECK(c.message.find("pin_mode") != std::string::npos);
@@ -169,8 +169,8 @@ TEST_CASE("loader: the verdict names the idlest and the busiest case", "[bench][
   const auto add = [&](const std::string& id, double sps, double busy) {
     result::case_result c;
     c.id = id;
-    c.add("samples_per_s", "samples/s", "higher").samples = {sps, sps};
-    c.add("gpu_busy", "fraction", "higher").samples = {busy, busy};
+    c.add("samples_per_s", "samples/s", result::direction::higher).samples = {sps, sps};
+    c.add("gpu_busy", "fraction", result::direction::higher).samples = {busy, busy};
     s.cases.push_back(c);
   };
   add("num_workers=0", 500, 0.37);
@@ -180,6 +180,6 @@ TEST_CASE("loader: the verdict names the idlest and the busiest case", "[bench][
         "97% busy (1500 samples/s)");
   s.cases.erase(s.cases.begin());
   CHECK(kinds::loader::verdict(s).rfind("compute-bound", 0) == 0);
-  s.cases[0].status = "error";
+  s.cases[0].status = result::case_status::error;
   CHECK(kinds::loader::verdict(s).empty());
 }

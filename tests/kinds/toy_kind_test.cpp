@@ -29,12 +29,11 @@ namespace {
 // test can check that the runner, the result file and the report carried it through.
 class toy_engine final : public measure::engine {
  public:
-  [[nodiscard]] std::string_view kind() const noexcept override { return "toy"; }
   [[nodiscard]] result::case_result run_case(const measure::case_spec& c,
                                              measure::run_context&) override {
     result::case_result r;
     const double steps = c.params.at("steps").get<double>();
-    const auto steps_done = measure::declare(r, "steps_done", "count", "higher");
+    const auto steps_done = measure::declare(r, "steps_done", "count", result::direction::higher);
     measure::measure_case(r, c.sampling,
                           {.warm_up = [] {},
                            .sample = [&]() -> std::optional<double> {
@@ -165,7 +164,7 @@ TEST_CASE("a kind registered from the tests alone goes through validate, run, li
     REQUIRE(s.cases.size() == 2);
     for (const auto& c : s.cases) {
       INFO(c.id);
-      CHECK(c.status == "ok");
+      CHECK(c.status == result::case_status::ok);
       const auto* m = c.find("steps_done");
       REQUIRE(m != nullptr);
       CHECK(m->samples.size() == 3);

@@ -50,8 +50,8 @@ TEST_CASE("pinned non_blocking copies release the caller at once; pageable ones 
       "matrix": {"memory": ["pinned", "pageable"]}, )") + k_sampling + "}");
   const auto& pinned = find_case(r, "memory=pinned");
   const auto& pageable = find_case(r, "memory=pageable");
-  REQUIRE(pinned.status == "ok");
-  REQUIRE(pageable.status == "ok");
+  REQUIRE(pinned.status == result::case_status::ok);
+  REQUIRE(pageable.status == result::case_status::ok);
   CHECK(pinned.extra.at("verified") == true);
   CHECK(pageable.extra.at("verified") == true);
   // Enqueueing takes microseconds; a 16 MiB copy takes milliseconds.
@@ -66,7 +66,7 @@ TEST_CASE("blocking copies report the time the caller is held", "[bench][transfe
       "kind": "transfer", "params": {"bytes": "8MiB", "mode": "blocking", "memory": "pinned"}, )") +
                           k_sampling + "}");
   const auto& c = r.scenarios.at(0).cases.at(0);
-  REQUIRE(c.status == "ok");
+  REQUIRE(c.status == result::case_status::ok);
   CHECK(median(c, "host_call_time") == Approx(median(c, "copy_time")).epsilon(0.05));
 }
 
@@ -88,8 +88,8 @@ TEST_CASE("compute overlaps a pinned non_blocking copy, not a pageable one",
                             k_sampling + "}");
     const auto& pinned = find_case(r, "memory=pinned");
     const auto& pageable = find_case(r, "memory=pageable");
-    REQUIRE(pinned.status == "ok");
-    REQUIRE(pageable.status == "ok");
+    REQUIRE(pinned.status == result::case_status::ok);
+    REQUIRE(pageable.status == result::case_status::ok);
     pinned_overlap = std::max(pinned_overlap, median(pinned, "overlap"));
     pageable_overlap = std::min(pageable_overlap, median(pageable, "overlap"));
     if (pinned_overlap > 0.5 && pageable_overlap < 0.3) break;  // clear at once: no retry
@@ -114,7 +114,7 @@ TEST_CASE("pinning on the fly reports its cost and is slower than a pinned sourc
     INFO(dir);
     const auto& pinned = find_case(r, std::string("memory=pinned,direction=") + dir);
     const auto& otf = find_case(r, std::string("memory=pin_on_the_fly,direction=") + dir);
-    REQUIRE(otf.status == "ok");
+    REQUIRE(otf.status == result::case_status::ok);
     CHECK(otf.extra.at("verified") == true);
     REQUIRE(otf.find("pin_time") != nullptr);
     CHECK(median(otf, "pin_time") > 0);
@@ -132,7 +132,7 @@ TEST_CASE("every memory kind and direction moves intact data", "[bench][transfer
   REQUIRE(r.scenarios.at(0).cases.size() == 30);
   for (const auto& c : r.scenarios.at(0).cases) {
     INFO(c.id << ": " << c.message);
-    CHECK(c.status == "ok");
+    CHECK(c.status == result::case_status::ok);
     CHECK(c.extra.at("verified") == true);
     CHECK(c.find("bandwidth")->samples.size() >= 5);
   }
@@ -144,9 +144,9 @@ TEST_CASE("a failing case is recorded and the run goes on", "[bench][transfer]")
       "kind": "transfer", "matrix": {"bytes": ["1TiB", "64KiB"]}, )") + k_sampling + "}");
   const auto& cases = r.scenarios.at(0).cases;
   REQUIRE(cases.size() == 2);
-  CHECK(cases[0].status == "error");
+  CHECK(cases[0].status == result::case_status::error);
   CHECK_FALSE(cases[0].message.empty());
-  CHECK(cases[1].status == "ok");
+  CHECK(cases[1].status == result::case_status::ok);
   CHECK(r.any_failed());
 }
 
@@ -167,7 +167,7 @@ TEST_CASE("copies of 1 MiB or less are timed in batches of 16; the batch is in t
                           k_sampling + "}");
   for (const auto& c : r.scenarios.at(0).cases) {
     INFO(c.id << ": " << c.message);
-    REQUIRE(c.status == "ok");
+    REQUIRE(c.status == result::case_status::ok);
     const bool small = c.params.at("bytes") != "2MiB";
     CHECK(c.extra.at("copies_per_sample") == (small ? 16 : 1));
     const auto timing = c.extra.at("timing").get<std::string>();
@@ -195,7 +195,7 @@ TEST_CASE("a batch larger than a gate may hold is measured in gated chunks", "[b
       "copies_per_sample": 150}, )") + k_sampling + "}");
   const auto& c = r.scenarios.at(0).cases.at(0);
   INFO(c.message);
-  REQUIRE(c.status == "ok");
+  REQUIRE(c.status == result::case_status::ok);
   CHECK(c.extra.at("copies_per_sample") == 150);
   CHECK(c.extra.at("gated_chunks") == (150 + device::max_copies_behind_gate - 1) /
                                           device::max_copies_behind_gate);
@@ -233,13 +233,13 @@ TEST_CASE("a gate that times out voids its sample", "[bench][transfer]") {
   auto dev = device::make_backend("host", opts);
   const auto r = run::run_scenarios({s}, *dev, {});
   const auto& c = r.scenarios.at(0).cases.at(0);
-  REQUIRE(c.status == "ok");
+  REQUIRE(c.status == result::case_status::ok);
   CHECK(c.extra.at("void_samples") == 2);
 
   opts.host_gate_timeouts = 1000;
   auto broken = device::make_backend("host", opts);
   const auto failed = run::run_scenarios({s}, *broken, {});
-  CHECK(failed.scenarios.at(0).cases.at(0).status == "error");
+  CHECK(failed.scenarios.at(0).cases.at(0).status == result::case_status::error);
   CHECK(failed.any_failed());
 }
 
@@ -269,7 +269,7 @@ TEST_CASE("run --repeat measures every case in each round; samples keep their ro
   CHECK(r.scenarios[0].cases[0].id == "memory=pinned");
   for (const auto& c : r.scenarios[0].cases) {
     INFO(c.id);
-    CHECK(c.status == "ok");
+    CHECK(c.status == result::case_status::ok);
     CHECK(c.extra.at("rounds") == 3);
     const auto* bw = c.find("bandwidth");
     REQUIRE(bw != nullptr);

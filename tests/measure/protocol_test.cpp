@@ -33,7 +33,7 @@ struct interrupt_cleared {
 
 TEST_CASE("the protocol warms up, then samples until the rule stops", "[measure][protocol]") {
   result::case_result r;
-  const auto m = declare(r, "value", "count", "higher");
+  const auto m = declare(r, "value", "count", result::direction::higher);
   int warm = 0, taken = 0;
   measure_case(r, fixed(2, 5),
                {.warm_up = [&] { ++warm; },
@@ -44,7 +44,7 @@ TEST_CASE("the protocol warms up, then samples until the rule stops", "[measure]
   CHECK(warm == 2);
   CHECK(taken == 5);
   CHECK(r.stopped == result::stop_reason::max_samples);
-  CHECK(r.status == "ok");
+  CHECK(r.status == result::case_status::ok);
   CHECK(r.find("value")->samples == std::vector<double>{1, 2, 3, 4, 5});
 }
 
@@ -64,20 +64,20 @@ TEST_CASE("before_sampling runs once, between warm-up and the first sample",
 
 TEST_CASE("metric handles stay valid while more metrics are declared", "[measure][protocol]") {
   result::case_result r;
-  const auto first = declare(r, "first", "ns", "lower");
-  for (int i = 0; i < 100; ++i) (void)declare(r, fmt::format("m{}", i), "ns", "lower");
+  const auto first = declare(r, "first", "ns", result::direction::lower);
+  for (int i = 0; i < 100; ++i) (void)declare(r, fmt::format("m{}", i), "ns", result::direction::lower);
   first.add(7);
   first.append({8, 9});
   REQUIRE(r.metrics.size() == 101);
   CHECK(r.metrics.front().samples == std::vector<double>{7, 8, 9});
-  CHECK(declare(r, "first", "ns", "lower").get().samples.size() == 3);  // found, not added
+  CHECK(declare(r, "first", "ns", result::direction::lower).get().samples.size() == 3);  // found, not added
 }
 
 TEST_CASE("Ctrl-C during sampling keeps the samples taken and marks the case interrupted",
           "[measure][protocol]") {
   const interrupt_cleared guard;
   result::case_result r;
-  const auto m = declare(r, "value", "count", "higher");
+  const auto m = declare(r, "value", "count", result::direction::higher);
   int taken = 0;
   measure_case(r, fixed(0, 100), {.warm_up = [] {},
                                   .sample = [&]() -> std::optional<double> {
@@ -87,7 +87,7 @@ TEST_CASE("Ctrl-C during sampling keeps the samples taken and marks the case int
                                   }});
   CHECK(taken == 3);
   CHECK(r.stopped == result::stop_reason::interrupted);
-  CHECK(r.status == "interrupted");
+  CHECK(r.status == result::case_status::interrupted);
   CHECK(r.find("value")->samples.size() == 3);
 }
 

@@ -12,6 +12,7 @@
 
 #include "chart/svg.hpp"
 #include "golden.hpp"
+#include "gate/fixtures.hpp"
 #include "report/report.hpp"
 
 using namespace pinbench;
@@ -20,15 +21,7 @@ using pinbench::testing::check_golden;
 
 namespace {
 
-result::metric make_metric(std::string name, std::string unit, std::string better,
-                          std::vector<double> samples) {
-  result::metric m;
-  m.name = std::move(name);
-  m.unit = std::move(unit);
-  m.better = std::move(better);
-  m.samples = std::move(samples);
-  return m;
-}
+using testing::make_metric;
 
 result::case_result transfer_case(const std::string& memory, const std::string& bytes, double gbps) {
   result::case_result c;
@@ -140,7 +133,7 @@ result::run_result fixture() {
   modes.kind = "transfer";
   modes.cases = {transfer_case("pageable", "32MiB", 7), transfer_case("pinned", "32MiB", 12)};
   result::case_result failed = transfer_case("registered", "32MiB", 0);
-  failed.status = "error";
+  failed.status = result::case_status::error;
   failed.message = "cudaHostRegister failed";
   failed.metrics.clear();
   modes.cases.push_back(failed);

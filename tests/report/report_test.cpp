@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "golden.hpp"
+#include "gate/fixtures.hpp"
 #include "report/report.hpp"
 #include "result/result_io.hpp"
 
@@ -26,15 +27,7 @@ const std::string long_error =
     "cudaHostRegister failed: operation not permitted (error 800); RLIMIT_MEMLOCK is 8 MiB, "
     "below the 1 MiB | 64 MiB buffers asked for; raise it with `ulimit -l unlimited`";
 
-result::metric make_metric(std::string name, std::string unit, std::string better,
-                          std::vector<double> samples) {
-  result::metric m;
-  m.name = std::move(name);
-  m.unit = std::move(unit);
-  m.better = std::move(better);
-  m.samples = std::move(samples);
-  return m;
-}
+using testing::make_metric;
 
 // Two scenarios: a transfer one (ok, ok with warnings, error) and one of a kind the report
 // does not know. Fixed timestamp and environment so that every output is deterministic.
@@ -92,7 +85,7 @@ result::run_result sample_run() {
   failed.id = "memory=registered,bytes=1MiB";
   failed.params = {
       {"direction", "h2d"}, {"memory", "registered"}, {"mode", "non_blocking"}, {"bytes", "1MiB"}};
-  failed.status = "error";
+  failed.status = result::case_status::error;
   failed.message = long_error;
   failed.elapsed_s = 0.01;
 
@@ -440,10 +433,10 @@ TEST_CASE("rounds and the deterministic flag read back; a rounds list of the wro
   s.kind = "allocator";
   result::case_result c;
   c.id = "a";
-  auto& t = c.add("alloc_latency", "ns", "lower");
+  auto& t = c.add("alloc_latency", "ns", result::direction::lower);
   t.samples = {1, 2, 3, 4};
   t.rounds = {0, 0, 1, 1};
-  auto& k = c.add("num_device_alloc", "count", "lower");
+  auto& k = c.add("num_device_alloc", "count", result::direction::lower);
   k.samples = {12, 12};
   k.deterministic = true;
   k.rounds = {0, 1};

@@ -29,6 +29,9 @@ namespace pinbench::kinds::allocator {
 
 namespace {
 
+constexpr auto lower = result::direction::lower;
+constexpr auto none = result::direction::none;
+
 struct allocator_params {
   std::string allocator, config_text, workload, trace_file;
   std::uint64_t device_memory = 0;
@@ -432,18 +435,18 @@ std::string device_label(device::backend& dev) {
 // allocator's decisions follow from the seed and the scenario alone (no clock, no thread
 // timing), so the engine declares these deterministic: `compare` judges them exactly.
 void add_deterministic(result::case_result& r, const std::string& name, double value,
-                       const std::string& unit, const std::string& better) {
+                       const std::string& unit, result::direction better) {
   result::metric& m = r.add(name, unit, better);
   m.deterministic = true;
   m.samples.push_back(value);
 }
 void add_counter(result::case_result& r, const std::string& name, std::int64_t value,
-                 const std::string& unit, const std::string& better) {
+                 const std::string& unit, result::direction better) {
   add_deterministic(r, name, static_cast<double>(value), unit, better);
 }
 
 void add_policy_metrics(result::case_result& r, const alloc::memory_stats& s) {
-  const std::string bytes = "bytes", count = "count", lower = "lower", none;
+  const std::string bytes = "bytes", count = "count";
   // How much the workload asked for: the allocator does not choose these.
   add_counter(r, "allocated_bytes.all.peak", s.allocated_bytes.all.peak, bytes, none);
   add_counter(r, "requested_bytes.all.peak", s.requested_bytes.all.peak, bytes, none);
@@ -466,13 +469,11 @@ void add_policy_metrics(result::case_result& r, const alloc::memory_stats& s) {
   const double reserved = static_cast<double>(s.reserved_bytes.all.peak);
   const double fragmentation =
       reserved > 0 ? 1 - static_cast<double>(s.allocated_bytes.all.peak) / reserved : 0;
-  add_deterministic(r, "fragmentation", fragmentation, "fraction", "lower");
+  add_deterministic(r, "fragmentation", fragmentation, "fraction", lower);
 }
 
 class allocator_engine final : public measure::engine {
  public:
-  [[nodiscard]] std::string_view kind() const noexcept override { return "allocator"; }
-
   [[nodiscard]] result::case_result run_case(const measure::case_spec& c,
                                              measure::run_context& ctx) override {
     const allocator_params p = read_params(c, ctx.seed);
@@ -483,12 +484,12 @@ class allocator_engine final : public measure::engine {
                            p.allocator + " allocator ignores them");
 
     // Timed metrics first, in the order the result lists them; the policy counters follow.
-    const auto alloc_median = measure::declare(r, "alloc_latency", "ns", "lower");
-    const auto alloc_p99 = measure::declare(r, "alloc_latency_p99", "ns", "lower");
-    const auto free_median = measure::declare(r, "free_latency", "ns", "lower");
-    const auto free_p99 = measure::declare(r, "free_latency_p99", "ns", "lower");
-    const auto iteration_time = measure::declare(r, "iteration_time", "ns", "lower");
-    const auto empty_cache_time = measure::declare(r, "empty_cache_time", "ns", "lower");
+    const auto alloc_median = measure::declare(r, "alloc_latency", "ns", lower);
+    const auto alloc_p99 = measure::declare(r, "alloc_latency_p99", "ns", lower);
+    const auto free_median = measure::declare(r, "free_latency", "ns", lower);
+    const auto free_p99 = measure::declare(r, "free_latency_p99", "ns", lower);
+    const auto iteration_time = measure::declare(r, "iteration_time", "ns", lower);
+    const auto empty_cache_time = measure::declare(r, "empty_cache_time", "ns", lower);
     latency_log iterations(max_iteration_samples, ctx.seed + 3);
     latency_log empty_cache(max_iteration_samples, ctx.seed + 4);
 

@@ -224,7 +224,7 @@ std::vector<chart::figure> figures(const result::scenario_result& s, const std::
   add(peaks(s, id_prefix + "peaks"));
   for (std::size_t i = 0; i < s.cases.size(); ++i) {
     const auto& c = s.cases[i];
-    if (c.status != "ok") continue;
+    if (c.status != result::case_status::ok) continue;
     add(timeline(c, fmt::format("{}c{}-timeline", id_prefix, i), s.name));
     add(segments(c, fmt::format("{}c{}-segments", id_prefix, i), s.name));
   }

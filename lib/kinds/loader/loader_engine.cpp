@@ -24,6 +24,10 @@ namespace pinbench::kinds::loader {
 
 namespace {
 
+constexpr auto higher = result::direction::higher;
+constexpr auto lower = result::direction::lower;
+constexpr auto none = result::direction::none;
+
 struct loader_params {
   pinbench::loader::dataset_spec dataset;
   pinbench::loader::loader_spec spec;
@@ -357,8 +361,6 @@ class loader_run {
 
 class loader_engine final : public measure::engine {
  public:
-  [[nodiscard]] std::string_view kind() const noexcept override { return "loader"; }
-
   [[nodiscard]] result::case_result run_case(const measure::case_spec& c,
                                              measure::run_context& ctx) override {
     const loader_params p = read_params(c.params, ctx.seed);
@@ -369,24 +371,24 @@ class loader_engine final : public measure::engine {
     const bool compute = p.compute_ns > 0;
     using measure::declare;
     using measure::metric_handle;
-    const auto samples_per_s = declare(r, "samples_per_s", "samples/s", "higher");
-    const auto batches_per_s = declare(r, "batches_per_s", "batches/s", "higher");
+    const auto samples_per_s = declare(r, "samples_per_s", "samples/s", higher);
+    const auto batches_per_s = declare(r, "batches_per_s", "batches/s", higher);
     std::optional<metric_handle> gpu_busy, compute_time, pin_time, peak_pinned;
-    if (compute) gpu_busy = declare(r, "gpu_busy", "fraction", "higher");
-    const auto epoch_time = declare(r, "epoch_time", "ns", "lower");
-    const auto first_batch_time = declare(r, "first_batch_time", "ns", "lower");
-    const auto data_wait = declare(r, "data_wait", "ns", "lower");
-    const auto copy_call_time = declare(r, "copy_call_time", "ns", "lower");
-    const auto sync_wait = declare(r, "sync_wait", "ns", "");
-    const auto step_time = declare(r, "step_time", "ns", "lower");
-    const auto h2d_time = declare(r, "h2d_time", "ns", "lower");
-    if (compute) compute_time = declare(r, "compute_time", "ns", "");
-    const auto batch_build_time = declare(r, "batch_build_time", "ns", "lower");
+    if (compute) gpu_busy = declare(r, "gpu_busy", "fraction", higher);
+    const auto epoch_time = declare(r, "epoch_time", "ns", lower);
+    const auto first_batch_time = declare(r, "first_batch_time", "ns", lower);
+    const auto data_wait = declare(r, "data_wait", "ns", lower);
+    const auto copy_call_time = declare(r, "copy_call_time", "ns", lower);
+    const auto sync_wait = declare(r, "sync_wait", "ns", none);
+    const auto step_time = declare(r, "step_time", "ns", lower);
+    const auto h2d_time = declare(r, "h2d_time", "ns", lower);
+    if (compute) compute_time = declare(r, "compute_time", "ns", none);
+    const auto batch_build_time = declare(r, "batch_build_time", "ns", lower);
     if (p.spec.pin_memory) {
-      pin_time = declare(r, "pin_time", "ns", "lower");
-      peak_pinned = declare(r, "peak_pinned_bytes", "bytes", "lower");
+      pin_time = declare(r, "pin_time", "ns", lower);
+      peak_pinned = declare(r, "peak_pinned_bytes", "bytes", lower);
     }
-    const auto max_outstanding = declare(r, "max_outstanding", "count", "");
+    const auto max_outstanding = declare(r, "max_outstanding", "count", none);
 
     std::uint64_t run_number = 0;
     bool verified = true;
@@ -447,7 +449,7 @@ class loader_engine final : public measure::engine {
           "order and exactly-once checked on headers copied back from the device; the last "
           "batch's bytes compared in full";
       if (!problem.empty() && r.stopped != result::stop_reason::interrupted) {
-        r.status = "error";
+        r.status = result::case_status::error;
         r.message = "verification failed: " + problem;
       }
     }
@@ -469,7 +471,7 @@ std::string verdict(const result::scenario_result& s) {
   };
   std::vector<point> pts;
   for (const auto& c : s.cases) {
-    if (c.status != "ok") continue;
+    if (c.status != result::case_status::ok) continue;
     const result::metric* sps = c.find("samples_per_s");
     if (sps == nullptr || sps->samples.empty()) continue;
     const result::metric* busy = c.find("gpu_busy");

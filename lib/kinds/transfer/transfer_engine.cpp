@@ -20,6 +20,9 @@ namespace pinbench::kinds::transfer {
 
 namespace {
 
+constexpr auto higher = result::direction::higher;
+constexpr auto lower = result::direction::lower;
+
 using device::copy_dir;
 using device::host_kind;
 
@@ -323,8 +326,6 @@ double median_of(std::vector<double> v) {
 
 class transfer_engine final : public measure::engine {
  public:
-  [[nodiscard]] std::string_view kind() const noexcept override { return "transfer"; }
-
   [[nodiscard]] result::case_result run_case(const measure::case_spec& c,
                                              measure::run_context& ctx) override {
     const transfer_params p = read_params(c.params);
@@ -359,12 +360,12 @@ class transfer_engine final : public measure::engine {
     const bool with_compute = p.overlap_compute_ns > 0;
     const double total_bytes = static_cast<double>(p.bytes) * static_cast<double>(p.copies) *
                                static_cast<double>(run.lanes());
-    const auto bandwidth = measure::declare(r, "bandwidth", "GB/s", "higher");
-    const auto copy_time = measure::declare(r, "copy_time", "ns", "lower");
-    const auto host_call = measure::declare(r, "host_call_time", "ns", "lower");
+    const auto bandwidth = measure::declare(r, "bandwidth", "GB/s", higher);
+    const auto copy_time = measure::declare(r, "copy_time", "ns", lower);
+    const auto host_call = measure::declare(r, "host_call_time", "ns", lower);
     std::optional<measure::metric_handle> overlap, pin_time;
-    if (with_compute) overlap = measure::declare(r, "overlap", "fraction", "higher");
-    if (p.pin_on_the_fly()) pin_time = measure::declare(r, "pin_time", "ns", "lower");
+    if (with_compute) overlap = measure::declare(r, "overlap", "fraction", higher);
+    if (p.pin_on_the_fly()) pin_time = measure::declare(r, "pin_time", "ns", lower);
 
     // Overlap needs each part alone as the baseline: median of a few runs, after warm-up.
     double copy_alone_ns = 0, compute_alone_ns = 0;
@@ -431,7 +432,7 @@ class transfer_engine final : public measure::engine {
       const std::string problem = run.verify(ctx.seed + 7);
       r.extra["verified"] = problem.empty();
       if (!problem.empty()) {
-        r.status = "error";
+        r.status = result::case_status::error;
         r.message = "verification failed: " + problem;
       }
     }
