@@ -12,7 +12,7 @@
 
 #include "core/text.hpp"
 #include "gate/statistics.hpp"
-#include "gate/text.hpp"
+#include "gate/wording.hpp"
 
 namespace pinbench::gate {
 

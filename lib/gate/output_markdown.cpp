@@ -7,7 +7,7 @@
 
 #include "core/text.hpp"
 #include "gate/output.hpp"
-#include "gate/text.hpp"
+#include "gate/wording.hpp"
 
 namespace pinbench::gate {
 

@@ -30,9 +30,12 @@ struct kind_spec {
   std::string kind;  ///< the scenario's "kind"
   std::string help;  ///< one line for `pinbench list --params`
   std::vector<param_spec> params;
-  /// A rule across params, run on every expanded case (defaults, matrix and overrides applied):
-  /// throws input_error(source, "params.NAME", ...) for a combination that cannot run.
-  std::function<void(const nlohmann::json& params, const std::string& source)> check_case = {};
+  /// Parses one expanded case's params (complete and normalised: defaults, matrix and overrides
+  /// applied) into the kind's own struct, once, when the scenario is expanded; throws
+  /// input_error(source, "params.NAME", ...) for a combination that cannot run.
+  std::function<std::shared_ptr<const measure::case_params>(const nlohmann::json& params,
+                                                            const std::string& source)>
+      parse_case = {};
   /// A fresh engine for one scenario's cases (empty: the kind cannot run in this build).
   std::function<std::unique_ptr<measure::engine>()> make_engine = {};
   /// The table's columns, in order; a kind with none shows every metric it recorded.
@@ -56,5 +59,16 @@ struct kind_spec {
 /// Registers a kind beyond the built-in ones (a test's toy kind). Throws std::invalid_argument
 /// when the name is taken. Register before running anything: the registry is not locked.
 void add(kind_spec kind);
+
+/// A kind registered for this object's life (a test's toy kind): removed again when it goes,
+/// so that other code in the same process sees the built-in kinds only. Nest them, never
+/// interleave: the registry is a stack beyond the built-in kinds.
+class scoped_kind {
+ public:
+  explicit scoped_kind(kind_spec kind);
+  ~scoped_kind();
+  scoped_kind(const scoped_kind&) = delete;
+  scoped_kind& operator=(const scoped_kind&) = delete;
+};
 
 }  // namespace pinbench::kinds

@@ -449,7 +449,7 @@ std::vector<case_spec> expand(const scenario& s, const std::vector<override_spec
   std::vector<case_spec> cases;
   cases.reserve(total);
   for (std::size_t n = 0; n < total; ++n) {
-    case_spec c{{}, params, samp, s.source};
+    case_spec c{{}, params, {}, samp, s.source};
     // Mixed-radix digits of n, the last axis least significant: it varies fastest.
     std::vector<std::size_t> index(axes.size());
     std::size_t rest = n;
@@ -463,7 +463,7 @@ std::vector<case_spec> expand(const scenario& s, const std::vector<override_spec
       c.id += axes[i]->param + "=" + case_id_part(axes[i]->raw[index[i]]);
     }
     if (axes.empty()) c.id = "default";
-    if (kind != nullptr && kind->check_case) kind->check_case(c.params, s.source);
+    if (kind != nullptr && kind->parse_case) c.typed = kind->parse_case(c.params, s.source);
     cases.push_back(std::move(c));
   }
   return cases;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,12 +19,19 @@
 
 #include "cli_runner.hpp"
 #include "commands.hpp"
+#include "core/error.hpp"
 #include "kinds/registry.hpp"
 #include "measure/protocol.hpp"
 #include "result/result_io.hpp"
 
 namespace pinbench {
 namespace {
+
+// The toy's params, parsed once per case by its parse_case.
+struct toy_params final : measure::case_params {
+  double steps = 0;
+  std::string label;
+};
 
 // Counts to its `steps` param once per sample: a sample's value is known in advance, so the
 // test can check that the runner, the result file and the report carried it through.
@@ -32,7 +40,7 @@ class toy_engine final : public measure::engine {
   [[nodiscard]] result::case_result run_case(const measure::case_spec& c,
                                              measure::run_context&) override {
     result::case_result r;
-    const double steps = c.params.at("steps").get<double>();
+    const double steps = measure::params_of<toy_params>(c).steps;
     const auto steps_done = measure::declare(r, "steps_done", "count", result::direction::higher);
     measure::measure_case(r, c.sampling,
                           {.warm_up = [] {},
@@ -54,20 +62,21 @@ kinds::kind_spec toy_kind() {
   k.params = {kinds::bounded("steps", kinds::param_type::integer, 3, 1, false, 100,
                              "steps per sample (count)"),
               kinds::text("label", "", "free text")};
+  k.parse_case = [](const nlohmann::json& params,
+                    const std::string& source) -> std::shared_ptr<const measure::case_params> {
+    auto p = std::make_shared<toy_params>();
+    p->steps = params.at("steps").get<double>();
+    p->label = params.at("label").get<std::string>();
+    if (p->label == "forbidden" && p->steps > 2)
+      throw input_error(source, "params.label", "\"forbidden\" allows at most 2 steps");
+    return p;
+  };
   k.make_engine = [] { return std::make_unique<toy_engine>(); };
   k.headlines = {{"steps_done", true}};
   k.figures = [](const result::scenario_result& s, const std::string& id_prefix) {
     return chart::sweep_charts(s, id_prefix, {{"steps", "steps_done", "steps"}});
   };
   return k;
-}
-
-void register_toy_once() {
-  static const bool registered = [] {
-    kinds::add(toy_kind());
-    return true;
-  }();
-  (void)registered;
 }
 
 struct cli_outcome {
@@ -114,7 +123,7 @@ void write_file(const std::filesystem::path& p, const std::string& text) {
 
 TEST_CASE("a kind registered from the tests alone goes through validate, run, list and report",
           "[kinds][registry][cli]") {
-  register_toy_once();
+  const kinds::scoped_kind registered(toy_kind());
   const auto dir = testing::fresh_dir("toy-kind");
   const auto scenario = dir / "toy.json";
   write_file(scenario, R"({
@@ -136,6 +145,15 @@ TEST_CASE("a kind registered from the tests alone goes through validate, run, li
     CHECK(bad.code == 2);
     CHECK_THAT(bad.err, Catch::Contains("params.steps"));
     CHECK_THAT(bad.err, Catch::Contains("100"));
+
+    // The kind's own rule across params, on every expanded case.
+    const auto rule_file = dir / "rule.json";
+    write_file(rule_file, R"({"schema": "pinbench.scenario/1", "name": "rule", "kind": "toy",
+                             "params": {"label": "forbidden"}, "matrix": {"steps": [1, 4]}})");
+    const auto broken = run_cli({"validate", rule_file.string()}, dir);
+    CHECK(broken.code == 2);
+    CHECK_THAT(broken.err, Catch::Contains("params.label"));
+    CHECK_THAT(broken.err, Catch::Contains("at most 2 steps"));
   }
 
   SECTION("list --params shows the toy's params") {
@@ -182,6 +200,19 @@ TEST_CASE("a kind registered from the tests alone goes through validate, run, li
     CHECK_THAT(html.out, Catch::Contains("toy verdict over 2 cases"));
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a scoped kind is gone when its scope ends", "[kinds][registry]") {
+  const auto before = kinds::all().size();
+  {
+    const kinds::scoped_kind registered(toy_kind());
+    CHECK(kinds::find("toy") != nullptr);
+    CHECK(kinds::all().size() == before + 1);
+    CHECK_THROWS_AS(kinds::add(toy_kind()), std::invalid_argument);
+  }
+  CHECK(kinds::find("toy") == nullptr);
+  CHECK(kinds::all().size() == before);
+  CHECK(kinds::find("transfer") != nullptr);
 }
 
 }  // namespace pinbench

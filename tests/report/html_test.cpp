@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "chart/svg.hpp"
-#include "golden.hpp"
 #include "gate/fixtures.hpp"
+#include "golden.hpp"
 #include "report/report.hpp"
 
 using namespace pinbench;

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "golden.hpp"
 #include "gate/fixtures.hpp"
+#include "golden.hpp"
 #include "report/report.hpp"
 #include "result/result_io.hpp"
 

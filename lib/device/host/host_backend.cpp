@@ -15,10 +15,10 @@
 #include "core/error.hpp"
 #include "core/sysinfo.hpp"
 #include "core/units.hpp"
-#include "device/host/engine.hpp"
 #include "device/host/host_memory.hpp"
 #include "device/host/pinned_registry.hpp"
 #include "device/host/staging_ring.hpp"
+#include "device/host/stream_thread.hpp"
 
 namespace pinbench::device {
 namespace host {

@@ -22,6 +22,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/stats.hpp"
+#include "kinds/allocator/allocator_params.hpp"
 #include "kinds/allocator/snapshot_json.hpp"
 #include "measure/protocol.hpp"
 
@@ -31,49 +32,6 @@ namespace {
 
 constexpr auto lower = result::direction::lower;
 constexpr auto none = result::direction::none;
-
-struct allocator_params {
-  std::string allocator, config_text, workload, trace_file;
-  std::uint64_t device_memory = 0;
-  double memory_fraction = 1;
-  std::int64_t empty_cache_every = 0;
-  alloc::training_loop_spec loop;
-  alloc::random_spec random;
-};
-
-allocator_params read_params(const measure::case_spec& c, std::uint64_t seed) {
-  const auto& p = c.params;
-  allocator_params a;
-  a.allocator = p.at("allocator").get<std::string>();
-  a.config_text = p.at("config").get<std::string>();
-  a.workload = p.at("workload").get<std::string>();
-  a.device_memory = p.at("device_memory").get<std::uint64_t>();
-  a.memory_fraction = p.at("memory_fraction").get<double>();
-  a.empty_cache_every = p.at("empty_cache_every").get<std::int64_t>();
-  a.loop.layers = p.at("layers").get<int>();
-  a.loop.activation_bytes = p.at("activation_bytes").get<std::uint64_t>();
-  a.loop.parameter_bytes = p.at("parameter_bytes").get<std::uint64_t>();
-  a.loop.iterations = p.at("iterations").get<int>();
-  a.loop.base_batch = p.at("base_batch").get<int>();
-  a.loop.batch_sizes = p.at("batch_sizes").get<std::vector<int>>();
-  a.loop.seed = seed;
-  a.random.count = p.at("count").get<std::uint64_t>();
-  a.random.max_bytes = p.at("max_bytes").get<std::uint64_t>();
-  a.random.alloc_probability = p.at("alloc_probability").get<double>();
-  a.random.seed = seed;
-  // A relative trace path means: next to the scenario file that names it.
-  std::filesystem::path trace = p.at("trace_file").get<std::string>();
-  if (!trace.empty() && trace.is_relative() && !c.source.empty())
-    trace = std::filesystem::path(c.source).parent_path() / trace;
-  a.trace_file = trace.string();
-  return a;
-}
-
-alloc::config read_config(const allocator_params& p, const std::string& source) {
-  if (p.config_text != "env") return alloc::parse_config(p.config_text, source, "params.config");
-  const char* env = std::getenv("PYTORCH_CUDA_ALLOC_CONF");
-  return alloc::parse_config(env == nullptr ? "" : env, "PYTORCH_CUDA_ALLOC_CONF", {});
-}
 
 // Per-call latencies with bounded memory: every value up to `capacity`, then a uniform sample
 // of them (reservoir sampling, deterministic), so that a huge trace cannot exhaust the host.
@@ -476,8 +434,9 @@ class allocator_engine final : public measure::engine {
  public:
   [[nodiscard]] result::case_result run_case(const measure::case_spec& c,
                                              measure::run_context& ctx) override {
-    const allocator_params p = read_params(c, ctx.seed);
-    const alloc::config conf = read_config(p, c.source);
+    allocator_params p = measure::params_of<allocator_params>(c);
+    p.loop.seed = p.random.seed = ctx.seed;
+    const alloc::config conf = p.config ? *p.config : config_from_environment();
     result::case_result r;
     if (p.allocator != "caching" && (!conf.to_string().empty() || p.memory_fraction != 1))
       r.warnings.push_back("config and memory_fraction apply to the caching allocator only; the " +

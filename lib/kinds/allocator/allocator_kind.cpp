@@ -8,6 +8,7 @@
 #include "core/units.hpp"
 #include "kinds/allocator/allocator_engine.hpp"
 #include "kinds/allocator/allocator_figures.hpp"
+#include "kinds/allocator/allocator_params.hpp"
 
 namespace pinbench::kinds::allocator {
 
@@ -15,8 +16,9 @@ namespace {
 
 using nlohmann::json;
 
-// The allocator's config is checked when the scenario loads, so a typo in it stops the run
-// before anything is measured. "env" is read from the environment when the case starts.
+// The scenario's own config is checked as it loads, so that a typo stops even `validate`
+// (each expanded case's config is then parsed into its params); "env" is read when the case
+// starts.
 std::string config_problem(const json& v) {
   const auto& text = v.get_ref<const std::string&>();
   if (text == "env") return {};
@@ -28,12 +30,7 @@ std::string config_problem(const json& v) {
   return {};
 }
 
-void check_allocator_case(const json& params, const std::string& source) {
-  if (params.at("workload") == "trace" && params.at("trace_file").get<std::string>().empty())
-    throw input_error(source, "params.trace_file", "required when workload is \"trace\"");
-}
-
-kind_spec allocator_params() {
+kind_spec params_and_help() {
   param_spec config =
       text("config", "",
            "caching allocator options in PYTORCH_CUDA_ALLOC_CONF syntax (\"max_split_size_mb:128,"
@@ -102,14 +99,14 @@ kind_spec allocator_params() {
                    "trace: a pinbench.trace/1 JSON or RMM replay CSV file (relative to the "
                    "scenario file; required when workload is \"trace\")"),
           },
-      .check_case = check_allocator_case,
+      .parse_case = parse_params,
   };
 }
 
 }  // namespace
 
 kind_spec describe() {
-  kind_spec k = allocator_params();
+  kind_spec k = params_and_help();
   k.make_engine = make_engine;
   k.headlines = {{"alloc_latency", false},
                  {"free_latency", false},

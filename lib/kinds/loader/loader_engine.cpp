@@ -17,6 +17,7 @@
 #include "core/sysinfo.hpp"
 #include "core/units.hpp"
 #include "device/event_stock.hpp"
+#include "kinds/loader/loader_params.hpp"
 #include "loader/loader.hpp"
 #include "measure/protocol.hpp"
 
@@ -27,52 +28,6 @@ namespace {
 constexpr auto higher = result::direction::higher;
 constexpr auto lower = result::direction::lower;
 constexpr auto none = result::direction::none;
-
-struct loader_params {
-  pinbench::loader::dataset_spec dataset;
-  pinbench::loader::loader_spec spec;
-  pinbench::loader::pin_mode mode = pinbench::loader::pin_mode::per_batch;
-  std::size_t ring_slots = 0;  // resolved: never 0
-  std::size_t pinned_limit = 0;
-  bool non_blocking = true;
-  std::uint64_t epochs = 1;
-  std::uint64_t batches = 0;   // 0 = all
-  std::int64_t compute_ns = 0;
-  bool verify = true;
-};
-
-loader_params read_params(const nlohmann::json& p, std::uint64_t seed) {
-  loader_params l;
-  const auto& d = p.at("dataset");
-  l.dataset.samples = d.at("samples").get<std::uint64_t>();
-  l.dataset.sample_bytes = d.at("sample_bytes").get<std::size_t>();
-  l.dataset.cpu_per_sample_ns = d.at("cpu_per_sample").get<std::int64_t>();
-  l.dataset.source = d.at("source") == "file" ? pinbench::loader::dataset_spec::source_kind::file
-                                              : pinbench::loader::dataset_spec::source_kind::memory;
-  l.dataset.cold_cache = d.at("cache") == "cold";
-  l.dataset.dir = d.at("dir").get<std::string>();
-  l.dataset.burst_every = d.at("burst_every").get<std::uint64_t>();
-  l.dataset.burst_length = d.at("burst_length").get<std::uint64_t>();
-  l.dataset.burst_factor = d.at("burst_factor").get<double>();
-  l.dataset.fail_at_sample = d.at("fail_at_sample").get<std::int64_t>();
-  l.spec.batch_size = p.at("batch_size").get<std::size_t>();
-  l.spec.num_workers = p.at("num_workers").get<int>();
-  l.spec.prefetch_factor = p.at("prefetch_factor").get<int>();
-  l.spec.pin_memory = p.at("pin_memory").get<bool>();
-  l.spec.shuffle = p.at("shuffle").get<bool>();
-  l.spec.drop_last = p.at("drop_last").get<bool>();
-  l.spec.seed = seed;
-  l.mode = p.at("pin_mode") == "ring" ? pinbench::loader::pin_mode::ring : pinbench::loader::pin_mode::per_batch;
-  l.ring_slots = p.at("ring_slots").get<std::size_t>();
-  if (l.ring_slots == 0) l.ring_slots = l.spec.num_workers > 0 ? pinbench::loader::max_outstanding(l.spec) + 1 : 2;
-  l.pinned_limit = p.at("pinned_limit").get<std::size_t>();
-  l.non_blocking = p.at("non_blocking").get<bool>();
-  l.epochs = p.at("epochs").get<std::uint64_t>();
-  l.batches = p.at("batches").get<std::uint64_t>();
-  l.compute_ns = p.at("compute_per_batch").get<std::int64_t>();
-  l.verify = p.at("verify").get<bool>();
-  return l;
-}
 
 using device::event_stock;
 
@@ -363,7 +318,8 @@ class loader_engine final : public measure::engine {
  public:
   [[nodiscard]] result::case_result run_case(const measure::case_spec& c,
                                              measure::run_context& ctx) override {
-    const loader_params p = read_params(c.params, ctx.seed);
+    loader_params p = measure::params_of<loader_params>(c);
+    p.spec.seed = ctx.seed;
     result::case_result r;
     loader_run run(p, ctx.dev);
 

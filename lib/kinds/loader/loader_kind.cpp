@@ -1,11 +1,9 @@
 // Kind `loader` (a DataLoader feeding the device): its params and their rules, its engine, table columns and charts.
 #include "kinds/loader/loader_kind.hpp"
 
-#include <fmt/format.h>
-
-#include "core/error.hpp"
 #include "core/units.hpp"
 #include "kinds/loader/loader_engine.hpp"
+#include "kinds/loader/loader_params.hpp"
 
 namespace pinbench::kinds::loader {
 
@@ -13,28 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-// The loader's ring must hold every batch that can be pinned and not yet handed over, plus the
-// one the consumer is copying: with fewer slots the pin thread could wait for a slot held by a
-// batch queued behind the one the consumer waits for.
-void check_loader_case(const json& params, const std::string& source) {
-  const auto workers = params.at("num_workers").get<std::int64_t>();
-  const auto prefetch = params.at("prefetch_factor").get<std::int64_t>();
-  const auto slots = params.at("ring_slots").get<std::int64_t>();
-  const std::int64_t needed = workers > 0 ? workers * prefetch + 1 : 1;
-  if (slots != 0 && slots < needed)
-    throw input_error(source, "params.ring_slots",
-                      fmt::format("expected 0 (auto) or at least {} (num_workers x prefetch_factor "
-                                  "+ 1 = {} x {} + 1), got {}",
-                                  needed, workers, prefetch, slots));
-  const auto& ds = params.at("dataset");
-  if (ds.at("burst_length").get<std::int64_t>() > ds.at("burst_every").get<std::int64_t>())
-    throw input_error(source, "params.dataset.burst_length",
-                      fmt::format("expected at most dataset.burst_every ({}), got {}",
-                                  ds.at("burst_every").get<std::int64_t>(),
-                                  ds.at("burst_length").get<std::int64_t>()));
-}
-
-kind_spec loader_params() {
+kind_spec params_and_help() {
   return {
       .kind = "loader",
       .help =
@@ -98,14 +75,14 @@ kind_spec loader_params() {
                       "check order and exactly-once delivery on data copied back from the "
                       "device (adds one small device-to-device copy per step)"),
           },
-      .check_case = check_loader_case,
+      .parse_case = parse_params,
   };
 }
 
 }  // namespace
 
 kind_spec describe() {
-  kind_spec k = loader_params();
+  kind_spec k = params_and_help();
   k.make_engine = make_engine;
   k.headlines = {{"samples_per_s", false}, {"gpu_busy", false},      {"data_wait", false},
                  {"copy_call_time", false}, {"h2d_time", false},     {"pin_time", false},

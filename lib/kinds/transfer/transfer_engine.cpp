@@ -14,6 +14,7 @@
 #include "core/pattern.hpp"
 #include "core/sysinfo.hpp"
 #include "core/units.hpp"
+#include "kinds/transfer/transfer_params.hpp"
 #include "measure/protocol.hpp"
 
 namespace pinbench::kinds::transfer {
@@ -26,36 +27,8 @@ constexpr auto lower = result::direction::lower;
 using device::copy_dir;
 using device::host_kind;
 
-/// Copies of this size or less are timed in batches: one such copy lasts a few microseconds,
-/// near the event clock's resolution and the launch latency (nvbandwidth times 16 as well).
-constexpr std::uint64_t small_copy_bytes = 1_MiB;
-constexpr int small_copy_batch = 16;
 /// A sample whose gate timed out is void and measured again; this many in a row fail the case.
 constexpr int max_void_samples_in_a_row = 3;
-
-struct transfer_params {
-  std::string direction, memory, mode;
-  std::uint64_t bytes = 0;
-  int copies = 1;  ///< per sample and lane, resolved: copies_per_sample 0 means the auto batch
-  std::int64_t overlap_compute_ns = 0;
-  bool verify = true;
-
-  [[nodiscard]] bool blocking() const { return mode == "blocking"; }
-  [[nodiscard]] bool pin_on_the_fly() const { return memory == "pin_on_the_fly"; }
-};
-
-transfer_params read_params(const nlohmann::json& p) {
-  transfer_params t;
-  t.direction = p.at("direction").get<std::string>();
-  t.memory = p.at("memory").get<std::string>();
-  t.mode = p.at("mode").get<std::string>();
-  t.bytes = p.at("bytes").get<std::uint64_t>();
-  t.copies = p.at("copies_per_sample").get<int>();
-  if (t.copies == 0) t.copies = t.bytes <= small_copy_bytes ? small_copy_batch : 1;
-  t.overlap_compute_ns = p.at("overlap_compute").get<std::int64_t>();
-  t.verify = p.at("verify").get<bool>();
-  return t;
-}
 
 host_kind host_kind_for(const std::string& memory) {
   if (memory == "pinned") return host_kind::pinned;
@@ -328,7 +301,7 @@ class transfer_engine final : public measure::engine {
  public:
   [[nodiscard]] result::case_result run_case(const measure::case_spec& c,
                                              measure::run_context& ctx) override {
-    const transfer_params p = read_params(c.params);
+    const auto& p = measure::params_of<transfer_params>(c);
     if (p.memory == "registered") {
       const std::string why = ctx.dev.host_register_unsupported();
       if (!why.empty()) throw unsupported_error(why);

@@ -1,12 +1,9 @@
 // Kind `transfer` (host<->device copies): its params and their rules, its engine, table columns and charts.
 #include "kinds/transfer/transfer_kind.hpp"
 
-#include <fmt/format.h>
-
-#include "core/error.hpp"
 #include "core/units.hpp"
-#include "device/backend.hpp"
 #include "kinds/transfer/transfer_engine.hpp"
+#include "kinds/transfer/transfer_params.hpp"
 
 namespace pinbench::kinds::transfer {
 
@@ -14,23 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-// Overlap cases queue every copy of a sample behind one gate (and the compute kernel behind
-// another), so a sample cannot be split into gated chunks there.
-void check_transfer_case(const json& params, const std::string& source) {
-  const auto copies = params.at("copies_per_sample").get<std::int64_t>();
-  const bool gated = params.at("mode").get<std::string>() == "non_blocking" &&
-                     params.at("memory").get<std::string>() != "pageable" &&
-                     params.at("memory").get<std::string>() != "pin_on_the_fly";
-  if (gated && params.at("overlap_compute").get<std::int64_t>() > 0 &&
-      copies > device::max_copies_behind_gate)
-    throw input_error(source, "params.copies_per_sample",
-                      fmt::format("expected at most {} with overlap_compute: non_blocking copies "
-                                  "from page-locked memory are queued behind one gate kernel, and "
-                                  "more would fill the driver's launch queue; got {}",
-                                  device::max_copies_behind_gate, copies));
-}
-
-kind_spec transfer_params() {
+kind_spec params_and_help() {
   return {
       .kind = "transfer",
       .help =
@@ -55,13 +36,13 @@ kind_spec transfer_params() {
                   "compute kernel run on another stream alongside the copies (duration; 0 = none)"),
           boolean("verify", true, "check that the copied bytes arrived intact (true/false)"),
       },
-      .check_case = check_transfer_case};
+      .parse_case = parse_params};
 }
 
 }  // namespace
 
 kind_spec describe() {
-  kind_spec k = transfer_params();
+  kind_spec k = params_and_help();
   k.make_engine = make_engine;
   // The columns a person looks at first.
   k.headlines = {{"bandwidth", true}, {"copy_time", true}, {"host_call_time", true},

@@ -1,4 +1,4 @@
-#include "device/host/engine.hpp"
+#include "device/host/stream_thread.hpp"
 
 #include <pthread.h>
 

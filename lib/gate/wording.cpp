@@ -1,5 +1,5 @@
-// Number formatting for comparisons; see text.hpp.
-#include "gate/text.hpp"
+// Number formatting for comparisons; see wording.hpp.
+#include "gate/wording.hpp"
 
 #include <cmath>
 #include <cstdint>

@@ -1,0 +1,47 @@
+// Kind `allocator`'s params: read once per case, the config parsed with them.
+#include "kinds/allocator/allocator_params.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace pinbench::kinds::allocator {
+
+std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p,
+                                                         const std::string& source) {
+  auto a = std::make_shared<allocator_params>();
+  a->allocator = p.at("allocator").get<std::string>();
+  a->workload = p.at("workload").get<std::string>();
+  const auto config = p.at("config").get<std::string>();
+  if (config != "env") a->config = alloc::parse_config(config, source, "params.config");
+  a->device_memory = p.at("device_memory").get<std::uint64_t>();
+  a->memory_fraction = p.at("memory_fraction").get<double>();
+  a->empty_cache_every = p.at("empty_cache_every").get<std::int64_t>();
+  a->loop.layers = p.at("layers").get<int>();
+  a->loop.activation_bytes = p.at("activation_bytes").get<std::uint64_t>();
+  a->loop.parameter_bytes = p.at("parameter_bytes").get<std::uint64_t>();
+  a->loop.iterations = p.at("iterations").get<int>();
+  a->loop.base_batch = p.at("base_batch").get<int>();
+  a->loop.batch_sizes = p.at("batch_sizes").get<std::vector<int>>();
+  a->random.count = p.at("count").get<std::uint64_t>();
+  a->random.max_bytes = p.at("max_bytes").get<std::uint64_t>();
+  a->random.alloc_probability = p.at("alloc_probability").get<double>();
+  const auto trace_file = p.at("trace_file").get<std::string>();
+  if (a->workload == "trace" && trace_file.empty())
+    throw input_error(source, "params.trace_file", "required when workload is \"trace\"");
+  // A relative trace path means: next to the scenario file that names it.
+  std::filesystem::path trace = trace_file;
+  if (!trace.empty() && trace.is_relative() && !source.empty())
+    trace = std::filesystem::path(source).parent_path() / trace;
+  a->trace_file = trace.string();
+  return a;
+}
+
+alloc::config config_from_environment() {
+  const char* env = std::getenv("PYTORCH_CUDA_ALLOC_CONF");
+  return alloc::parse_config(env == nullptr ? "" : env, "PYTORCH_CUDA_ALLOC_CONF", {});
+}
+
+}  // namespace pinbench::kinds::allocator

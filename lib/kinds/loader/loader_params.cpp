@@ -1,0 +1,75 @@
+// Kind `loader`'s params: read once per case, with the rules across them.
+#include "kinds/loader/loader_params.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace pinbench::kinds::loader {
+
+namespace {
+
+using nlohmann::json;
+
+// The loader's ring must hold every batch that can be pinned and not yet handed over, plus the
+// one the consumer is copying: with fewer slots the pin thread could wait for a slot held by a
+// batch queued behind the one the consumer waits for.
+void check_loader_case(const json& params, const std::string& source) {
+  const auto workers = params.at("num_workers").get<std::int64_t>();
+  const auto prefetch = params.at("prefetch_factor").get<std::int64_t>();
+  const auto slots = params.at("ring_slots").get<std::int64_t>();
+  const std::int64_t needed = workers > 0 ? workers * prefetch + 1 : 1;
+  if (slots != 0 && slots < needed)
+    throw input_error(source, "params.ring_slots",
+                      fmt::format("expected 0 (auto) or at least {} (num_workers x prefetch_factor "
+                                  "+ 1 = {} x {} + 1), got {}",
+                                  needed, workers, prefetch, slots));
+  const auto& ds = params.at("dataset");
+  if (ds.at("burst_length").get<std::int64_t>() > ds.at("burst_every").get<std::int64_t>())
+    throw input_error(source, "params.dataset.burst_length",
+                      fmt::format("expected at most dataset.burst_every ({}), got {}",
+                                  ds.at("burst_every").get<std::int64_t>(),
+                                  ds.at("burst_length").get<std::int64_t>()));
+}
+
+loader_params read(const nlohmann::json& p) {
+  loader_params l;
+  const auto& d = p.at("dataset");
+  l.dataset.samples = d.at("samples").get<std::uint64_t>();
+  l.dataset.sample_bytes = d.at("sample_bytes").get<std::size_t>();
+  l.dataset.cpu_per_sample_ns = d.at("cpu_per_sample").get<std::int64_t>();
+  l.dataset.source = d.at("source") == "file" ? pinbench::loader::dataset_spec::source_kind::file
+                                              : pinbench::loader::dataset_spec::source_kind::memory;
+  l.dataset.cold_cache = d.at("cache") == "cold";
+  l.dataset.dir = d.at("dir").get<std::string>();
+  l.dataset.burst_every = d.at("burst_every").get<std::uint64_t>();
+  l.dataset.burst_length = d.at("burst_length").get<std::uint64_t>();
+  l.dataset.burst_factor = d.at("burst_factor").get<double>();
+  l.dataset.fail_at_sample = d.at("fail_at_sample").get<std::int64_t>();
+  l.spec.batch_size = p.at("batch_size").get<std::size_t>();
+  l.spec.num_workers = p.at("num_workers").get<int>();
+  l.spec.prefetch_factor = p.at("prefetch_factor").get<int>();
+  l.spec.pin_memory = p.at("pin_memory").get<bool>();
+  l.spec.shuffle = p.at("shuffle").get<bool>();
+  l.spec.drop_last = p.at("drop_last").get<bool>();
+  l.mode = p.at("pin_mode") == "ring" ? pinbench::loader::pin_mode::ring : pinbench::loader::pin_mode::per_batch;
+  l.ring_slots = p.at("ring_slots").get<std::size_t>();
+  if (l.ring_slots == 0) l.ring_slots = l.spec.num_workers > 0 ? pinbench::loader::max_outstanding(l.spec) + 1 : 2;
+  l.pinned_limit = p.at("pinned_limit").get<std::size_t>();
+  l.non_blocking = p.at("non_blocking").get<bool>();
+  l.epochs = p.at("epochs").get<std::uint64_t>();
+  l.batches = p.at("batches").get<std::uint64_t>();
+  l.compute_ns = p.at("compute_per_batch").get<std::int64_t>();
+  l.verify = p.at("verify").get<bool>();
+  return l;
+}
+
+}  // namespace
+
+std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& params,
+                                                         const std::string& source) {
+  check_loader_case(params, source);
+  return std::make_shared<const loader_params>(read(params));
+}
+
+}  // namespace pinbench::kinds::loader
