@@ -30,7 +30,10 @@ std::string config_problem(const json& v) {
   return {};
 }
 
-kind_spec params_and_help() {
+
+}  // namespace
+
+kind_spec describe() {
   param_spec config =
       text("config", "",
            "caching allocator options in PYTORCH_CUDA_ALLOC_CONF syntax (\"max_split_size_mb:128,"
@@ -100,26 +103,18 @@ kind_spec params_and_help() {
                    "scenario file; required when workload is \"trace\")"),
           },
       .parse_case = parse_params,
-  };
-}
-
-}  // namespace
-
-kind_spec describe() {
-  kind_spec k = params_and_help();
-  k.make_engine = make_engine;
-  k.headlines = {{"alloc_latency", false},
-                 {"free_latency", false},
-                 {"iteration_time", false},
-                 {"empty_cache_time", false},
-                 {"allocated_bytes.all.peak", false},
-                 {"reserved_bytes.all.peak", false},
-                 {"fragmentation", false},
-                 {"num_device_alloc", false},
-                 {"num_alloc_retries", false},
-                 {"num_ooms", false}};
-  k.figures = figures;
-  return k;
+      .make_engine = make_engine,
+      .headlines = {{"alloc_latency", false},
+                     {"free_latency", false},
+                     {"iteration_time", false},
+                     {"empty_cache_time", false},
+                     {"allocated_bytes.all.peak", false},
+                     {"reserved_bytes.all.peak", false},
+                     {"fragmentation", false},
+                     {"num_device_alloc", false},
+                     {"num_alloc_retries", false},
+                     {"num_ooms", false}},
+      .figures = figures};
 }
 
 }  // namespace pinbench::kinds::allocator

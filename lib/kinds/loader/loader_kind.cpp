@@ -7,11 +7,7 @@
 
 namespace pinbench::kinds::loader {
 
-namespace {
-
-using nlohmann::json;
-
-kind_spec params_and_help() {
+kind_spec describe() {
   return {
       .kind = "loader",
       .help =
@@ -76,22 +72,14 @@ kind_spec params_and_help() {
                       "device (adds one small device-to-device copy per step)"),
           },
       .parse_case = parse_params,
-  };
-}
-
-}  // namespace
-
-kind_spec describe() {
-  kind_spec k = params_and_help();
-  k.make_engine = make_engine;
-  k.headlines = {{"samples_per_s", false}, {"gpu_busy", false},      {"data_wait", false},
-                 {"copy_call_time", false}, {"h2d_time", false},     {"pin_time", false},
-                 {"peak_pinned_bytes", false}};
-  k.figures = [](const result::scenario_result& s, const std::string& id_prefix) {
-    return chart::sweep_charts(s, id_prefix,
-                               {{"samples-per-s", "samples_per_s", ""}, {"gpu-busy", "gpu_busy", ""}});
-  };
-  return k;
+      .make_engine = make_engine,
+      .headlines = {{"samples_per_s", false}, {"gpu_busy", false},      {"data_wait", false},
+                     {"copy_call_time", false}, {"h2d_time", false},     {"pin_time", false},
+                     {"peak_pinned_bytes", false}},
+      .figures = [](const result::scenario_result& s, const std::string& id_prefix) {
+        return chart::sweep_charts(s, id_prefix,
+                                   {{"samples-per-s", "samples_per_s", ""}, {"gpu-busy", "gpu_busy", ""}});
+      }};
 }
 
 }  // namespace pinbench::kinds::loader

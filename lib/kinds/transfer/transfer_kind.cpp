@@ -7,11 +7,7 @@
 
 namespace pinbench::kinds::transfer {
 
-namespace {
-
-using nlohmann::json;
-
-kind_spec params_and_help() {
+kind_spec describe() {
   return {
       .kind = "transfer",
       .help =
@@ -36,24 +32,17 @@ kind_spec params_and_help() {
                   "compute kernel run on another stream alongside the copies (duration; 0 = none)"),
           boolean("verify", true, "check that the copied bytes arrived intact (true/false)"),
       },
-      .parse_case = parse_params};
-}
-
-}  // namespace
-
-kind_spec describe() {
-  kind_spec k = params_and_help();
-  k.make_engine = make_engine;
-  // The columns a person looks at first.
-  k.headlines = {{"bandwidth", true}, {"copy_time", true}, {"host_call_time", true},
-                 {"overlap", false},  {"pin_time", false}};
-  k.figures = [](const result::scenario_result& s, const std::string& id_prefix) {
-    return chart::sweep_charts(s, id_prefix,
-                               {{"bandwidth", "bandwidth", "bytes"},
-                                {"host-call-time", "host_call_time", "bytes"},
-                                {"overlap", "overlap", "bytes"}});
-  };
-  return k;
+      .parse_case = parse_params,
+      .make_engine = make_engine,
+      // The columns a person looks at first.
+      .headlines = {{"bandwidth", true}, {"copy_time", true}, {"host_call_time", true},
+                     {"overlap", false},  {"pin_time", false}},
+      .figures = [](const result::scenario_result& s, const std::string& id_prefix) {
+        return chart::sweep_charts(s, id_prefix,
+                                   {{"bandwidth", "bandwidth", "bytes"},
+                                    {"host-call-time", "host_call_time", "bytes"},
+                                    {"overlap", "overlap", "bytes"}});
+      }};
 }
 
 }  // namespace pinbench::kinds::transfer
