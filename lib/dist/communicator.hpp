@@ -1,0 +1,77 @@
+// The processes of one launch talking to each other: how ranks agree on what to run, stay in
+// step case by case, run host-memory collectives and send their results to rank 0. Every call is
+// collective (all ranks make it, in the same order) and bounded in time: a rank that died or
+// hangs makes the others throw rank_lost_error within `timeout`, never wait forever.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.hpp"
+#include "dist/launch.hpp"
+
+namespace pinbench::dist {
+
+/// Another rank did not answer in time, or its connection broke. The run cannot go on.
+class rank_lost_error : public error {
+ public:
+  using error::error;
+};
+
+/// Element types of the host collectives.
+enum class element { f32, f64, i32 };
+[[nodiscard]] std::size_t size_of(element e) noexcept;
+
+using timeout = std::chrono::milliseconds;
+
+class communicator {
+ public:
+  virtual ~communicator() = default;
+  [[nodiscard]] virtual int rank() const noexcept = 0;
+  [[nodiscard]] virtual int size() const noexcept = 0;
+  /// "single" (one process), "mpi" (the MPI library the launch brought), "tcp" (torchrun:
+  /// MASTER_ADDR, port MASTER_PORT + 1, or PINBENCH_RENDEZVOUS=host:port).
+  [[nodiscard]] virtual std::string_view transport() const noexcept = 0;
+
+  virtual void barrier(timeout limit) = 0;
+  /// Every rank's bytes, in rank order (lengths may differ).
+  [[nodiscard]] virtual std::vector<std::string> all_gather(std::string_view mine,
+                                                            timeout limit) = 0;
+  /// Root's bytes to every rank (`data` is replaced on the others).
+  virtual void broadcast(std::string& data, int root, timeout limit) = 0;
+
+  // Host-memory collectives with MPI's semantics (MPI: its own implementation), element-wise
+  // sum. `count` is per rank as in MPI: all_gather and reduce_scatter's block.
+  virtual void all_reduce_sum(const void* send, void* recv, std::size_t count, element e,
+                              timeout limit) = 0;
+  virtual void all_gather_block(const void* send, void* recv, std::size_t count, element e,
+                                timeout limit) = 0;
+  virtual void reduce_scatter_sum(const void* send, void* recv, std::size_t count, element e,
+                                  timeout limit) = 0;
+  virtual void broadcast_block(void* data, std::size_t count, element e, int root,
+                               timeout limit) = 0;
+  /// Sends `count` elements to `peer` and receives as many from it (a pairwise exchange). Every
+  /// rank calls it at once, each with its partner: a rank's partner names it back, and a rank
+  /// without one names itself (tcp runs it as a collective through rank 0).
+  virtual void send_recv(const void* send, void* recv, std::size_t count, element e, int peer,
+                         timeout limit) = 0;
+
+  /// Ends every rank of the launch now with `exit_code` after printing `why` on this rank's
+  /// stderr (MPI_Abort; tcp: the other ranks see the broken connection). Never returns.
+  [[noreturn]] virtual void abort(int exit_code, std::string_view why) = 0;
+};
+
+/// The communicator for this launch: "single" when not launched; MPI under mpirun and srun
+/// when the MPI support (libpinbench_mpi.so beside the executable, or PINBENCH_MPI_PLUGIN) loads;
+/// tcp under torchrun. Throws environment_error (exit 3) when the launch needs a transport that
+/// cannot be had, naming it and why.
+[[nodiscard]] std::unique_ptr<communicator> connect(const launch_info& launch, timeout limit);
+
+/// What `pinbench info` says of MPI here: "" when the support loads, else why not.
+[[nodiscard]] std::string mpi_unavailable_reason();
+
+}  // namespace pinbench::dist

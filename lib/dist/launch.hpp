@@ -1,0 +1,27 @@
+// Which rank this process is, as the launcher that started it says: mpirun (OpenMPI's
+// OMPI_COMM_WORLD_*), srun (SLURM_PROCID / SLURM_NTASKS / SLURM_LOCALID) or torchrun
+// (RANK / WORLD_SIZE / LOCAL_RANK / LOCAL_WORLD_SIZE). pinbench has no launcher of its own.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace pinbench::dist {
+
+struct launch_info {
+  std::string launcher = "none";  ///< "none", "mpirun", "srun", "torchrun"
+  int rank = 0, size = 1;         ///< this process among all of them
+  int local_rank = 0, local_size = 1;  ///< among those on this host: picks the local GPU
+  [[nodiscard]] bool launched() const { return size > 1 || launcher != "none"; }
+};
+
+/// Reads the launcher's variables through `getenv` (the process environment by default). When
+/// several launchers' variables are present, mpirun's win, then srun's, then torchrun's (an
+/// `srun` inside an allocation also sets SLURM_* for a plain process: SLURM_NTASKS alone is not
+/// a launch, SLURM_PROCID is). Throws input_error (exit 2) for a malformed environment: a value
+/// that is not an integer, a rank outside [0, size), a size below 1, one variable of a pair
+/// without the other; the message names the variable and what it holds.
+[[nodiscard]] launch_info detect_launch(
+    const std::function<const char*(const char*)>& getenv = {});
+
+}  // namespace pinbench::dist
