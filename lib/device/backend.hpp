@@ -206,6 +206,7 @@ class backend {
 struct availability {
   bool usable = false;
   std::string reason;  ///< "built without CUDA", "no CUDA driver (error 35: ...)", "no device"
+  int device_count = 0;  ///< CUDA devices this process sees, when usable
 };
 [[nodiscard]] availability cuda_availability();
 
@@ -225,6 +226,10 @@ struct backend_options {
   double host_slowdown = 0;
   int cuda_device = 0;
 };
+
+/// The host backend emulates at most this many devices in one process (kinds that drive several
+/// devices open one host backend per device).
+inline constexpr int max_emulated_devices = 16;
 
 /// Makes a backend: "cuda", "host", or "auto" (cuda when usable, else host).
 /// Throws environment_error when "cuda" is asked for and is not usable (exit 3), and

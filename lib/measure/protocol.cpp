@@ -28,22 +28,37 @@ void measure_case(result::case_result& r, const sampling& rule, const sample_loo
   sampler stop_rule(rule);
   stop_rule.start();
   bool cut = false;
-  do {
+  bool agreed_early = false;  // stopped on another process's word before this rule was done
+  for (;;) {
     std::optional<double> headline;
     try {
       headline = loop.sample();
     } catch (const interrupted_error&) {
       headline.reset();
     }
-    if (!headline) {
-      cut = true;
+    if (headline) stop_rule.add(*headline);
+    cut = !headline;
+    const bool own = cut || stop_rule.done();
+    if (!loop.agree_to_stop) {
+      if (own) break;
+      continue;
+    }
+    const bool agreed = loop.agree_to_stop(own);
+    if (cut) break;
+    if (interrupt_requested()) {
+      (void)stop_rule.done();  // records the interrupt as the reason
       break;
     }
-    stop_rule.add(*headline);
-  } while (!stop_rule.done());
+    if (agreed) {
+      agreed_early = !own;
+      break;
+    }
+  }
 
   if (stop_rule.count() == 0) throw interrupted_error();
-  r.stopped = cut ? result::stop_reason::interrupted : stop_rule.reason();
+  r.stopped = cut ? result::stop_reason::interrupted
+                  : agreed_early ? stop_rule.reason_when_told_to_stop()
+                                 : stop_rule.reason();
   if (r.stopped == result::stop_reason::interrupted) r.status = result::case_status::interrupted;
 }
 

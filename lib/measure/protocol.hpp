@@ -45,6 +45,11 @@ struct sample_loop {
   /// Takes one sample, records its metrics, and returns its headline value (what the stop rule
   /// watches), or nothing when Ctrl-C cut the sample short (it is not counted).
   std::function<std::optional<double>()> sample;
+  /// Processes that measure together (a collective under a launch) must take the same number
+  /// of samples, or one waits for ever in a collective the others left. Called after every
+  /// sample with this process's own decision (true: stop), it returns the decision to obey
+  /// (rank 0's, broadcast). Ctrl-C stops this process whatever it returns. Empty: its own rule.
+  std::function<bool(bool stop)> agree_to_stop = {};
 };
 
 /// Runs the protocol for one case and sets r.stopped. Ctrl-C during the warm-up throws

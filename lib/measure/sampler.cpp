@@ -47,4 +47,10 @@ bool sampler::done() {
   return false;
 }
 
+result::stop_reason sampler::reason_when_told_to_stop() const {
+  if (static_cast<int>(n_) >= rule_.max_samples) return result::stop_reason::max_samples;
+  if (now_ns() - start_ns_ >= rule_.timeout_ns) return result::stop_reason::timeout;
+  return result::stop_reason::converged;
+}
+
 }  // namespace pinbench::measure

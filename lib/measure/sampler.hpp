@@ -22,6 +22,10 @@ class sampler {
 
   [[nodiscard]] bool done();
   [[nodiscard]] result::stop_reason reason() const noexcept { return reason_; }
+  /// Why sampling stopped when another process's rule ended it before this one's was met
+  /// (measure_case's agree_to_stop): max_samples or timeout when this one reached them too,
+  /// else converged (the other process's rule was met on its samples).
+  [[nodiscard]] result::stop_reason reason_when_told_to_stop() const;
   [[nodiscard]] std::size_t count() const noexcept { return n_; }
   [[nodiscard]] double noise() const;  ///< current relative standard deviation
 

@@ -132,4 +132,59 @@ TEST_CASE("an engine's failure propagates to the runner", "[measure][protocol]")
                     "the device lost the data");
 }
 
+TEST_CASE("agree_to_stop hears every decision and is obeyed both ways", "[measure][protocol]") {
+  SECTION("told to go on past its own rule: samples more, and the rule's own reason stays") {
+    result::case_result r;
+    std::vector<bool> heard;
+    int taken = 0;
+    measure_case(r, fixed(0, 3),
+                 {.warm_up = [] {},
+                  .sample = [&]() -> std::optional<double> {
+                    ++taken;
+                    return 1.0;
+                  },
+                  .agree_to_stop = [&](bool stop) {
+                    heard.push_back(stop);
+                    return heard.size() == 5;
+                  }});
+    CHECK(taken == 5);
+    CHECK(heard == std::vector<bool>{false, false, true, true, true});
+    CHECK(r.stopped == result::stop_reason::max_samples);
+  }
+  SECTION("told to stop before its own rule is met") {
+    result::case_result r;
+    int taken = 0;
+    measure_case(r, fixed(0, 10),
+                 {.warm_up = [] {},
+                  .sample = [&]() -> std::optional<double> {
+                    ++taken;
+                    return 1.0;
+                  },
+                  .agree_to_stop = [&](bool) { return taken == 2; }});
+    CHECK(taken == 2);
+    CHECK(r.stopped == result::stop_reason::converged);  // the other process's rule was met
+    CHECK(r.status == result::case_status::ok);
+  }
+  SECTION("Ctrl-C stops this process whatever the answer, after telling the others") {
+    const interrupt_cleared guard;
+    result::case_result r;
+    std::vector<bool> heard;
+    int taken = 0;
+    measure_case(r, fixed(0, 10),
+                 {.warm_up = [] {},
+                  .sample = [&]() -> std::optional<double> {
+                    if (++taken == 2) request_interrupt();
+                    return 1.0;
+                  },
+                  .agree_to_stop = [&](bool stop) {
+                    heard.push_back(stop);
+                    return false;
+                  }});
+    CHECK(taken == 2);
+    CHECK(heard == std::vector<bool>{false, true});
+    CHECK(r.stopped == result::stop_reason::interrupted);
+    CHECK(r.status == result::case_status::interrupted);
+  }
+}
+
 }  // namespace pinbench::measure

@@ -610,7 +610,7 @@ availability probe_cuda() {
                          " (no NVIDIA driver or no device visible)"};
     }
     if (count <= 0) return {false, "no CUDA device"};
-    return {true, std::to_string(count) + (count == 1 ? " CUDA device" : " CUDA devices")};
+    return {true, std::to_string(count) + (count == 1 ? " CUDA device" : " CUDA devices"), count};
   } catch (const std::exception& e) {
     return {false, std::string("probing CUDA failed: ") + e.what()};
   }
