@@ -6,6 +6,8 @@
 #include <stdexcept>
 
 #include "kinds/allocator/allocator_kind.hpp"
+#include "kinds/collective/collective_kind.hpp"
+#include "kinds/data_parallel/data_parallel_kind.hpp"
 #include "kinds/loader/loader_kind.hpp"
 #include "kinds/transfer/transfer_kind.hpp"
 
@@ -20,6 +22,8 @@ std::deque<kind_spec>& registered() {
     built_in.push_back(transfer::describe());
     built_in.push_back(loader::describe());
     built_in.push_back(allocator::describe());
+    built_in.push_back(collective::describe());
+    built_in.push_back(data_parallel::describe());
     return built_in;
   }();
   return kinds;

@@ -49,8 +49,8 @@ struct kind_spec {
   [[nodiscard]] std::vector<std::string> names() const;
 };
 
-/// Every kind, the built-in ones first in a fixed order (transfer, loader, allocator), then
-/// those added.
+/// Every kind, the built-in ones first in a fixed order (transfer, loader, allocator,
+/// collective, data_parallel), then those added.
 [[nodiscard]] std::vector<const kind_spec*> all();
 
 /// The kind of that name, or nullptr.

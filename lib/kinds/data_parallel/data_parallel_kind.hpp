@@ -1,0 +1,11 @@
+// Kind `data_parallel`: its description for the registry (kinds/registry.cpp).
+#pragma once
+
+#include "kinds/registry.hpp"
+
+namespace pinbench::kinds::data_parallel {
+
+/// Params, engine, table columns and charts of the kind.
+[[nodiscard]] kind_spec describe();
+
+}  // namespace pinbench::kinds::data_parallel
