@@ -7,8 +7,10 @@
 #include "commands.hpp"
 #include "core/error.hpp"
 #include "core/sysinfo.hpp"
+#include "collective/collective.hpp"
 #include "core/units.hpp"
 #include "device/backend.hpp"
+#include "dist/communicator.hpp"
 #include "run/runner.hpp"
 
 namespace pinbench::app {
@@ -43,6 +45,17 @@ int info(const info_args& a) {
     }
   }
   out["host"] = read_host_info();
+  // Many GPUs and many processes: what the collective kinds would load, and the launch, if any.
+  const auto nccl = collective::nccl_availability();
+  out["nccl"] = nccl.usable ? nlohmann::json{{"usable", true}, {"library", nccl.library},
+                                             {"version", nccl.version}}
+                            : nlohmann::json{{"usable", false}, {"reason", nccl.reason}};
+  const std::string mpi = dist::mpi_unavailable_reason();
+  out["mpi"] = mpi.empty() ? nlohmann::json{{"usable", true}}
+                           : nlohmann::json{{"usable", false}, {"reason", mpi}};
+  const auto launch = dist::detect_launch();
+  out["launch"] = {{"launcher", launch.launcher}, {"rank", launch.rank}, {"size", launch.size},
+                   {"local_rank", launch.local_rank}, {"local_size", launch.local_size}};
   if (a.format == "json") {
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
@@ -50,6 +63,15 @@ int info(const info_args& a) {
   std::printf("backends\n");
   std::printf("  host   usable (emulated device: no GPU figures)\n");
   std::printf("  cuda   %s\n", cuda.usable ? "usable" : ("not usable: " + cuda.reason).c_str());
+  std::printf("collectives\n");
+  std::printf("  nccl   %s\n", nccl.usable ? fmt::format("{} ({})", nccl.version, nccl.library).c_str()
+                                         : ("not usable: " + nccl.reason).c_str());
+  std::printf("  mpi    %s\n", mpi.empty() ? "usable (libpinbench_mpi.so loads)" : ("not usable: " + mpi).c_str());
+  std::printf("  launch %s\n", launch.launcher == "none"
+                                   ? "none (one process)"
+                                   : fmt::format("{}: rank {} of {}, local rank {} of {}", launch.launcher,
+                                                 launch.rank, launch.size, launch.local_rank,
+                                                 launch.local_size).c_str());
   if (out.contains("device")) {
     const auto& d = out["device"];
     std::printf("device\n");

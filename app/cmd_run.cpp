@@ -15,10 +15,12 @@
 #include "core/interrupt.hpp"
 #include "core/sysinfo.hpp"
 #include "core/units.hpp"
+#include "dist/communicator.hpp"
 #include "gate/compare.hpp"
 #include "report/report.hpp"
 #include "result/result_io.hpp"
 #include "round_processes.hpp"
+#include "run/ranks.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 
@@ -41,6 +43,7 @@ struct run_args {
   std::uint32_t repeat = 1;
   std::string rounds_in = "processes";
   std::optional<std::uint32_t> round;  ///< hidden: this process is that round of `repeat`
+  double rank_timeout_s = 0;  ///< under a launch: 0 = twice the longest case timeout + 1 min
 };
 
 // What each round's process is given: everything that shapes the measurement, the backend as
@@ -170,20 +173,46 @@ bool save(const std::string& path, const std::string& content, const char* what)
   }
 }
 
+// Under a launch: how long a rank waits for the others when they first meet (loading the
+// inputs and opening the device may take a while on a busy node).
+constexpr dist::timeout first_meeting{std::chrono::minutes(2)};
+
+int run_here(const run_args& a, const dist::launch_info& launch, dist::communicator& world);
+
 int run(const run_args& a) {
   // From here on Ctrl-C keeps what was measured: even during loading it leads to exit 130
   // with a (then empty) result, never to a process killed halfway through a write.
   install_interrupt_handler();
+  // A malformed launcher environment is bad input (exit 2), found before anything else.
+  const auto launch = dist::detect_launch();
+  const auto world = dist::connect(launch, first_meeting);
+  try {
+    return run_here(a, launch, *world);
+  } catch (const dist::rank_lost_error& e) {
+    // The others may be waiting in a collective: end the whole launch, with a non-zero code.
+    world->abort(exit_environment, fmt::format("pinbench: error: {}: stopping every rank", e.what()));
+  }
+  return exit_environment;  // not reached: abort ends the process
+}
+
+int run_here(const run_args& a, const dist::launch_info& launch, dist::communicator& world) {
+  const bool launched = world.size() > 1;
+  const bool lead = world.rank() == 0;  // the rank that reports and writes
+  const bool quiet = a.quiet || !lead;
   // Everything that can be wrong with the input is found before anything is measured.
   const auto overrides = scenario::parse_overrides(a.sets);
   const auto scenarios = scenario::load_inputs(a.inputs);
   for (const auto& s : scenarios) scenario::check_overrides(s, overrides);
   std::size_t total = 0;
   for (const auto& s : scenarios) total += scenario::expand(s, overrides, a.max_cases).size();
-  if (!a.out.empty()) check_writable(a.out);
+  if (lead && !a.out.empty()) check_writable(a.out);
   if (a.snapshot == "-")
     throw input_error({}, "--snapshot", "expected a file path (snapshots are too big for stdout)");
-  if (!a.snapshot.empty()) check_writable(a.snapshot);
+  if (lead && !a.snapshot.empty()) check_writable(a.snapshot);
+  if (launched && a.repeat > 1 && a.rounds_in == "processes" && !a.round)
+    throw input_error({}, "--rounds-in",
+                      "under a launcher the rounds run in the launched processes: add "
+                      "--rounds-in one-process");
 
   device::backend_options opts;
   if (!a.host_capacity.empty()) {
@@ -199,20 +228,55 @@ int run(const run_args& a) {
     if (const auto n = gate_timeouts_fault(f)) opts.host_gate_timeouts = *n;
     if (const auto slow = slow_fault(f)) opts.host_slowdown = *slow;
   }
+  // One GPU per process of a node: the local rank picks it (wrapping when there are more
+  // processes than GPUs, which then share one).
+  const auto cuda = device::cuda_availability();
+  if (launched && cuda.usable && cuda.device_count > 0)
+    opts.cuda_device = launch.local_rank % cuda.device_count;
   auto dev = device::make_backend(a.backend, opts);
   if (!a.host_faults.empty() && dev->name() != "host")
     throw input_error({}, "--host-fault",
                       "applies to the host backend only; add --backend host (this run would use "
                       "the " + std::string(dev->name()) + " backend)");
-  if (!a.quiet)
-    std::fprintf(stderr, "pinbench: %zu scenario(s), %zu case(s)%s on the %s backend%s\n",
+
+  run::run_options ro;
+  ro.overrides = overrides;
+  ro.seed = a.seed;
+  ro.command_line = command_line();
+  ro.want_snapshots = !a.snapshot.empty();
+  ro.max_cases = a.max_cases;
+  ro.repeat = a.repeat;
+  ro.only_round = a.round;
+  ro.world = &world;
+  ro.rank_timeout = dist::timeout(static_cast<std::int64_t>(a.rank_timeout_s * 1000));
+  const std::string backend_name(dev->name());
+  ro.device_count = backend_name == "cuda" ? cuda.device_count : device::max_emulated_devices;
+  ro.open_device = [opts, backend_name](int index) {
+    auto o = opts;
+    o.cuda_device = index;
+    return device::make_backend(backend_name, o);
+  };
+  if (launched) {
+    // Different inputs on different ranks would measure different things under one name, and
+    // a collective would wait for a partner that never comes: refuse before anything runs.
+    const nlohmann::json settings{backend_name, a.seed, a.repeat, a.host_faults, a.host_capacity};
+    run::check_same_inputs(world, run::run_fingerprint(scenarios, overrides, settings, a.max_cases),
+                           first_meeting);
+  }
+
+  if (!quiet)
+    std::fprintf(stderr, "pinbench: %zu scenario(s), %zu case(s)%s on the %s backend%s%s\n",
                  scenarios.size(), total,
                  a.repeat > 1 ? fmt::format(" x {} rounds{}", a.repeat,
                                             a.rounds_in == "processes" ? " (a process each)" : "")
                                     .c_str()
                               : "",
-                 std::string(dev->name()).c_str(),
-                 dev->name() == "host" ? " (host emulation: no GPU figures)" : "");
+                 backend_name.c_str(),
+                 dev->name() == "host" ? " (host emulation: no GPU figures)" : "",
+                 launched ? fmt::format(", {} ranks ({}, {})", world.size(), launch.launcher,
+                                        world.transport())
+                                .c_str()
+                          : "");
 
   const bool in_processes = a.repeat > 1 && a.rounds_in == "processes" && !a.round;
   result::run_result result;
@@ -226,16 +290,8 @@ int run(const run_args& a) {
     result = run_rounds_in_processes(plan);
     result.command_line = command_line();
   } else {
-    progress_line progress(!a.quiet);
-    const case_log log(!a.quiet);
-    run::run_options ro;
-    ro.overrides = overrides;
-    ro.seed = a.seed;
-    ro.command_line = command_line();
-    ro.want_snapshots = !a.snapshot.empty();
-    ro.max_cases = a.max_cases;
-    ro.repeat = a.repeat;
-    ro.only_round = a.round;
+    progress_line progress(!quiet);
+    const case_log log(!quiet);
     ro.on_case = [&](std::size_t i, std::size_t n, const std::string& s, const std::string& id) {
       progress.on_case(i, n, s, id);
     };
@@ -243,8 +299,16 @@ int run(const run_args& a) {
                           const result::case_result& c) { log.on_done(i, n, s, c); };
     result = run::run_scenarios(scenarios, *dev, ro);
   }
+  if (launched) {
+    result.process = process_block();
+    result = run::gather_ranks(world, result, run::rank_entry(launch, result.environment),
+                               run::rank_timeout_of(scenarios, ro));
+    result.command_line = command_line();
+  }
   // A Ctrl-C after the last case still says "interrupted" by its exit code; the result is whole.
   const bool interrupted = result.interrupted || interrupt_requested();
+  // Rank 0 reports for every rank; the others' exit code says how their own cases went.
+  if (!lead) return interrupted ? exit_interrupted : (result.any_failed() ? exit_case_failed : exit_ok);
 
   // The table first: if the result file cannot be written, what was measured is still shown.
   // With --out - the JSON goes to stdout and replaces the table.
@@ -255,7 +319,7 @@ int run(const run_args& a) {
   }
   bool saved = true;
   if (!a.out.empty()) {
-    result.process = process_block();
+    if (!launched) result.process = process_block();
     saved = save(a.out, result::to_json(result).dump(2) + "\n", "result");
     if (saved && a.out != "-" && !a.quiet)
       std::fprintf(stderr, "pinbench: result written to %s\n", a.out.c_str());
@@ -342,6 +406,12 @@ runner add_run(CLI::App& app) {
   sub->add_option("--max-cases", a->max_cases,
                   "Refuse a scenario whose matrix expands to more cases than this")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{UINT64_MAX}))
+      ->capture_default_str();
+  sub->add_option("--rank-timeout", a->rank_timeout_s,
+                  "Under mpirun, srun or torchrun: how long a rank waits for the others before "
+                  "it declares one lost and stops the launch (seconds; 0 = twice the longest "
+                  "case timeout plus a minute)")
+      ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
   sub->add_flag("--quiet,-q", a->quiet,
                 "No progress or log lines on stderr (by default, when stderr is not a "

@@ -202,6 +202,8 @@ std::string footer_line(const result::run_result& r) {
   auto out = fmt::format("{}, {} failed, {} interrupted", count_phrase(cases, "case", "cases"),
                          failed, interrupted);
   if (skipped > 0) out += fmt::format(", {} skipped", skipped);
+  if (r.ranks.is_array() && !r.ranks.empty())
+    out += fmt::format("; {} ranks", r.ranks.size());
   const auto backend = backend_name(r);
   if (!backend.empty()) out += "; backend: " + backend;
   if (backend == "host") out += " \u2014 host-emulated figures, not GPU figures";

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "core/text.hpp"
+#include "report/fleet.hpp"
 #include "report/layout.hpp"
 #include "report/report.hpp"
 
@@ -24,6 +25,7 @@ std::string table_row(const std::vector<std::string>& cells) {
 
 std::string to_markdown(const result::run_result& r) {
   std::string out = "# pinbench results\n\n" + markdown_cell(detail::header_line(r)) + "\n";
+  const auto outliers = fleet_outliers(r);
   const auto warnings = detail::environment_warnings(r);
   if (!warnings.empty()) {
     out += "\n";
@@ -59,6 +61,12 @@ std::string to_markdown(const result::run_result& r) {
         if (first) out += "\n";
         first = false;
         out += "- warning: " + markdown_cell(c.id.empty() ? "default" : c.id) + ": " + markdown_cell(w) + "\n";
+      }
+    for (const auto& o : outliers)
+      if (o.scenario == s.name) {
+        if (first) out += "\n";
+        first = false;
+        out += "- **outlier:** " + markdown_cell(describe(o)) + "\n";
       }
   }
   out += "\n" + detail::footer_line(r) + "\n";

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/text.hpp"
+#include "report/fleet.hpp"
 #include "report/layout.hpp"
 #include "report/report.hpp"
 
@@ -48,7 +49,8 @@ std::string draw_row(const std::vector<std::string>& cells,
   return line;
 }
 
-void draw_scenario(std::string& out, const result::scenario_result& s, bool color) {
+void draw_scenario(std::string& out, const result::scenario_result& s,
+                   const std::vector<fleet_outlier>& outliers, bool color) {
   std::string title = "== " + s.name + " (" + s.kind + ")";
   if (!s.description.empty()) title += " \u2014 " + s.description;
   out += paint(title, bold, color) + "\n";
@@ -80,6 +82,8 @@ void draw_scenario(std::string& out, const result::scenario_result& s, bool colo
     for (const auto& w : c.warnings)
       out +=
           paint("warning: ", yellow, color) + (c.id.empty() ? "default" : c.id) + ": " + w + "\n";
+  for (const auto& o : outliers)
+    if (o.scenario == s.name) out += paint("outlier: ", red, color) + describe(o) + "\n";
 }
 
 }  // namespace
@@ -88,9 +92,10 @@ std::string to_table(const result::run_result& r, bool color) {
   std::string out = paint(detail::header_line(r), bold, color) + "\n";
   for (const auto& w : detail::environment_warnings(r))
     out += paint("warning: ", yellow, color) + w + "\n";
+  const auto outliers = fleet_outliers(r);
   for (const auto& s : r.scenarios) {
     out += "\n";
-    draw_scenario(out, s, color);
+    draw_scenario(out, s, outliers, color);
   }
   out += '\n';
   out += detail::footer_line(r);

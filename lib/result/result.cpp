@@ -72,6 +72,13 @@ std::string_view to_string(case_status s) noexcept {
   return "?";
 }
 
+std::string_view id_without_rank(const case_result& c) noexcept {
+  std::string_view id = c.id;
+  if (!c.rank || !id.starts_with("rank=")) return id;
+  const auto comma = id.find(',');
+  return comma == std::string_view::npos ? std::string_view("default") : id.substr(comma + 1);
+}
+
 std::optional<case_status> case_status_from(std::string_view text) noexcept {
   for (auto s : {case_status::ok, case_status::error, case_status::interrupted,
                  case_status::skipped})
@@ -152,6 +159,7 @@ case_result merge_rounds(std::vector<case_result> rounds,
     return out;
   }
   out.id = first_ok->id;
+  out.rank = first_ok->rank;
   out.params = first_ok->params;
   out.extra = first_ok->extra;
   out.snapshot = std::move(first_ok->snapshot);

@@ -52,6 +52,10 @@ struct case_result {
   nlohmann::json params;  ///< as displayed (sizes and durations as people write them)
   case_status status = case_status::ok;
   std::string message;        ///< for errors, and why a case was skipped
+  /// The launch's rank that measured it (`run` under mpirun, srun, torchrun): the id then
+  /// starts with "rank=N," so that every rank's case stays its own in `compare`. Absent in a
+  /// run of one process.
+  std::optional<int> rank;
   std::vector<metric> metrics;
   stop_reason stopped = stop_reason::converged;
   double elapsed_s = 0;       ///< wall time spent on this case
@@ -83,6 +87,9 @@ struct run_result {
   std::uint32_t repeat = 1;  ///< rounds each case was measured in (`run --repeat`)
   std::string command_line;
   bool interrupted = false;
+  /// A launched run's processes: [{rank, local_rank, host, backend, device}], rank 0 first;
+  /// null (and left out of the JSON) for a run of one process.
+  nlohmann::json ranks;
   /// `pinbench run` fills it just before writing: {peak_rss_bytes, open_fds_at_end}. Null
   /// (and left out of the JSON) otherwise.
   nlohmann::json process;
@@ -90,6 +97,9 @@ struct run_result {
 
   [[nodiscard]] bool any_failed() const;
 };
+
+/// The case id without the "rank=N," a launched run puts in front ("default" stays "default").
+[[nodiscard]] std::string_view id_without_rank(const case_result& c) noexcept;
 
 /// Summary over the finite samples only: a NaN must not reach the sort in summarize().
 [[nodiscard]] summary finite_summary(const metric& m);

@@ -76,6 +76,7 @@ ojson metric_json(const metric& m) {
 ojson case_json(const case_result& c) {
   ojson out = ojson::object();
   out["id"] = c.id;
+  if (c.rank) out["rank"] = *c.rank;
   out["params"] = c.params.is_null() ? ojson::object() : clean(c.params);
   out["status"] = to_string(c.status);
   if (!c.message.empty()) out["message"] = c.message;
@@ -238,6 +239,12 @@ class reader {
     object(v, path);
     result::case_result c;
     c.id = string(v, path, "id", true);
+    if (const auto* rank = member(v, path, "rank", "an integer", false)) {
+      if (!rank->is_number_integer() || rank->get<std::int64_t>() < 0 ||
+          rank->get<std::int64_t>() > 1'000'000)
+        mistyped(member_path(path, "rank"), "a rank number from 0", *rank);
+      c.rank = rank->get<int>();
+    }
     c.params = block(v, path, "params", json::object());
     c.status =
         *case_status_from(one_of(v, path, "status", {"ok", "error", "interrupted", "skipped"}, "ok"));
@@ -318,6 +325,10 @@ class reader {
     }
     r.environment = block(j, {}, "environment", json::object());
     if (j.contains("process") && j["process"].is_object()) r.process = block(j, {}, "process", json());
+    if (const auto* ranks = member(j, {}, "ranks", "an array", false)) {
+      array(*ranks, "ranks");
+      r.ranks = json(*ranks);
+    }
     if (const auto* env = member(j, {}, "environment", "an object", false))
       r.backend = string(*env, "environment", "backend", false);
 
@@ -348,6 +359,7 @@ nlohmann::ordered_json to_json(const run_result& r) {
   if (!env.contains("backend") && !r.backend.empty()) env["backend"] = r.backend;
   out["environment"] = std::move(env);
   if (r.process.is_object()) out["process"] = clean(r.process);
+  if (r.ranks.is_array()) out["ranks"] = clean(r.ranks);
   ojson scenarios = ojson::array();
   for (const auto& s : r.scenarios) scenarios.push_back(scenario_json(s));
   out["scenarios"] = std::move(scenarios);

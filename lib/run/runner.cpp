@@ -35,6 +35,8 @@ case_result run_one(engine* eng, const scenario::scenario& s, const scenario::ca
   try {
     if (eng == nullptr) throw error("no engine for kind \"" + s.kind + "\" in this build");
     r = eng->run_case(c, ctx);
+  } catch (const dist::rank_lost_error&) {
+    throw;  // not this case's failure: the launch cannot go on
   } catch (const interrupted_error&) {
     r = case_result{};
     r.status = result::case_status::interrupted;
@@ -59,7 +61,25 @@ case_result run_one(engine* eng, const scenario::scenario& s, const scenario::ca
   return r;
 }
 
+// Before each case under a launch: every rank says whether it was interrupted; all stop when
+// one was. Returns true to go on.
+bool meet_before_case(dist::communicator& world, dist::timeout limit) {
+  const auto said = world.all_gather(interrupt_requested() ? "stop" : "go", limit);
+  return std::all_of(said.begin(), said.end(), [](const std::string& s) { return s == "go"; });
+}
+
 }  // namespace
+
+dist::timeout rank_timeout_of(const std::vector<scenario::scenario>& scenarios,
+                              const run_options& options) {
+  if (options.rank_timeout.count() > 0) return options.rank_timeout;
+  std::int64_t longest_ns = 0;
+  for (const auto& s : scenarios)
+    for (const auto& c : scenario::expand(s, options.overrides, options.max_cases))
+      longest_ns = std::max(longest_ns, c.sampling.timeout_ns);
+  return std::chrono::duration_cast<dist::timeout>(std::chrono::nanoseconds(2 * longest_ns) +
+                                                   std::chrono::minutes(1));
+}
 
 result::run_result run_scenarios(const std::vector<scenario::scenario>& scenarios,
                                    device::backend& dev, const run_options& options) {
@@ -82,7 +102,14 @@ result::run_result run_scenarios(const std::vector<scenario::scenario>& scenario
     total += cases.back().size();
   }
 
+  auto single = dist::connect(dist::launch_info{}, dist::timeout{0});
+  dist::communicator& world = options.world != nullptr ? *options.world : *single;
+  const bool launched = world.size() > 1;
+  const dist::timeout meet_limit = rank_timeout_of(scenarios, options);
   measure::run_context ctx{dev, options.seed, options.want_snapshots};
+  ctx.world = &world;
+  ctx.device_count = options.device_count;
+  ctx.open_device = options.open_device;
   const std::uint32_t repeat = std::max<std::uint32_t>(options.repeat, 1);
   result.repeat = options.only_round ? 1 : repeat;
   std::vector<std::unique_ptr<engine>> engines;
@@ -109,7 +136,7 @@ result::run_result run_scenarios(const std::vector<scenario::scenario>& scenario
     if (options.only_round && *options.only_round != round) continue;
     for (const auto& [i, j] : order) {
       reached[i] = true;
-      if (interrupt_requested()) {
+      if (launched ? !meet_before_case(world, meet_limit) : interrupt_requested()) {
         result.interrupted = true;
         break;
       }

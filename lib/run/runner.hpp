@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "device/backend.hpp"
+#include "dist/communicator.hpp"
 #include "result/result.hpp"
 #include "scenario/scenario.hpp"
 
@@ -35,10 +36,24 @@ struct run_options {
   std::optional<std::uint32_t> only_round;
   /// Refuse a scenario whose matrix expands to more cases than this (see scenario::expand).
   std::uint64_t max_cases = scenario::default_max_cases;
+  /// The launch's processes; null = this process alone. With more than one, every rank runs
+  /// the same cases in the same order, meeting before each case (so that a kind spanning the
+  /// processes finds them all there, and Ctrl-C on any rank stops them all).
+  dist::communicator* world = nullptr;
+  /// How long a rank waits for the others at a meeting before it declares one lost; 0 = twice
+  /// the longest case timeout of the run, plus a minute.
+  dist::timeout rank_timeout{0};
+  /// See measure::run_context::device_count and open_device.
+  int device_count = 1;
+  std::function<std::unique_ptr<device::backend>(int)> open_device = {};
 };
 
+/// How long a rank of this run waits for the others (options.rank_timeout, or its default).
+[[nodiscard]] dist::timeout rank_timeout_of(const std::vector<scenario::scenario>& scenarios,
+                                            const run_options& options);
+
 /// Runs every case of every scenario on `dev`, `repeat` rounds of them. A failed case is recorded ("error" + message)
-/// and the run goes on; on Ctrl-C the current case is recorded as interrupted and the result
+/// and the run goes on (a lost rank does not: dist::rank_lost_error propagates); on Ctrl-C the current case is recorded as interrupted and the result
 /// holds every case completed so far (run_result::interrupted set).
 [[nodiscard]] result::run_result run_scenarios(const std::vector<scenario::scenario>& scenarios,
                                        device::backend& dev, const run_options& options);

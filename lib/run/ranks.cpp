@@ -1,0 +1,115 @@
+// A launched run: the same inputs on every rank, and every rank's cases in one result.
+#include "run/ranks.hpp"
+
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/sysinfo.hpp"
+#include "result/result_io.hpp"
+
+namespace pinbench::run {
+
+namespace {
+
+// FNV-1a, 64 bits: a digest to tell inputs apart, not a defence against anyone.
+std::uint64_t fnv1a(std::string_view text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (const char ch : text) {
+    h ^= static_cast<unsigned char>(ch);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+}  // namespace
+
+std::string run_fingerprint(const std::vector<scenario::scenario>& scenarios,
+                            const std::vector<scenario::override_spec>& overrides,
+                            const nlohmann::json& extra, std::uint64_t max_cases) {
+  // The expanded cases, not the files: the same scenario read from another path is the same run.
+  nlohmann::json doc = nlohmann::json::array();
+  for (const auto& s : scenarios) {
+    nlohmann::json cases = nlohmann::json::array();
+    for (const auto& c : scenario::expand(s, overrides, max_cases))
+      cases.push_back({c.id, c.params, c.sampling.warmup, c.sampling.min_samples,
+                       c.sampling.max_samples, c.sampling.max_noise, c.sampling.min_time_ns,
+                       c.sampling.timeout_ns});
+    doc.push_back({s.name, s.kind, std::move(cases)});
+  }
+  nlohmann::json sets = nlohmann::json::array();
+  for (const auto& o : overrides) sets.push_back({o.key, o.value});
+  const std::string text = nlohmann::json{doc, sets, extra}.dump();
+  return fmt::format("{:016x}", fnv1a(text));
+}
+
+void check_same_inputs(dist::communicator& world, const std::string& fingerprint,
+                       dist::timeout limit) {
+  const auto all = world.all_gather(fingerprint, limit);
+  std::vector<std::string> differing;
+  for (std::size_t r = 1; r < all.size(); ++r)
+    if (all[r] != all[0]) differing.push_back(std::to_string(r));
+  if (differing.empty()) return;
+  throw input_error({}, "launch",
+                    fmt::format("rank(s) {} were given other scenarios, overrides, backend, seed "
+                                "or repeat than rank 0: every rank must run the same cases "
+                                "(nothing was run)",
+                                fmt::join(differing, ", ")));
+}
+
+nlohmann::json rank_entry(const dist::launch_info& launch, const nlohmann::json& environment) {
+  nlohmann::json e;
+  e["rank"] = launch.rank;
+  e["local_rank"] = launch.local_rank;
+  e["host"] = read_host_info().hostname;
+  e["backend"] = environment.value("backend", "");
+  e["device"] = environment.value("device", nlohmann::json::object());
+  return e;
+}
+
+result::run_result merge_ranks(const std::vector<result::run_result>& per_rank,
+                               const std::vector<nlohmann::json>& entries) {
+  if (per_rank.empty()) throw error("merge_ranks: no rank's result");
+  result::run_result out = per_rank.front();
+  out.ranks = nlohmann::json::array();
+  for (const auto& e : entries) out.ranks.push_back(e);
+  for (auto& s : out.scenarios) s.cases.clear();
+  for (std::size_t r = 0; r < per_rank.size(); ++r) {
+    const auto& run = per_rank[r];
+    out.interrupted = out.interrupted || run.interrupted;
+    for (const auto& s : run.scenarios) {
+      auto* into = static_cast<result::scenario_result*>(nullptr);
+      for (auto& o : out.scenarios)
+        if (o.name == s.name) into = &o;
+      if (into == nullptr) {  // a scenario rank 0 did not reach (interrupted before it)
+        out.scenarios.push_back(s);
+        into = &out.scenarios.back();
+        into->cases.clear();
+      }
+      for (auto c : s.cases) {
+        c.rank = static_cast<int>(r);
+        c.id = fmt::format("rank={}{}{}", r, c.id == "default" ? "" : ",",
+                           c.id == "default" ? "" : c.id);
+        into->cases.push_back(std::move(c));
+      }
+    }
+  }
+  return out;
+}
+
+result::run_result gather_ranks(dist::communicator& world, const result::run_result& mine,
+                                const nlohmann::json& my_entry, dist::timeout limit) {
+  const nlohmann::json doc{{"result", result::to_json(mine)}, {"rank", my_entry}};
+  const auto all = world.all_gather(doc.dump(), limit);
+  std::vector<result::run_result> runs;
+  std::vector<nlohmann::json> entries;
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    const auto j = nlohmann::json::parse(all[r]);
+    runs.push_back(result::from_json(j.at("result"), fmt::format("rank {}'s result", r)));
+    entries.push_back(j.at("rank"));
+  }
+  return merge_ranks(runs, entries);
+}
+
+}  // namespace pinbench::run

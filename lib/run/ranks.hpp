@@ -1,0 +1,44 @@
+// A launched run (mpirun, srun, torchrun): the ranks agree on what they run before anything is
+// measured, and rank 0 makes one result of every rank's cases.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dist/communicator.hpp"
+#include "result/result.hpp"
+#include "scenario/scenario.hpp"
+
+namespace pinbench::run {
+
+/// What must be the same on every rank for their cases to be comparable and their collectives
+/// to meet: the expanded cases of every scenario, the overrides and the settings in `extra`
+/// (backend, seed, repeat). A digest: two ranks with different inputs differ in it.
+[[nodiscard]] std::string run_fingerprint(const std::vector<scenario::scenario>& scenarios,
+                                          const std::vector<scenario::override_spec>& overrides,
+                                          const nlohmann::json& extra, std::uint64_t max_cases);
+
+/// Compares every rank's fingerprint with rank 0's; throws input_error (exit 2, the same on
+/// every rank, since all see every fingerprint) naming the ranks that differ.
+void check_same_inputs(dist::communicator& world, const std::string& fingerprint,
+                       dist::timeout limit);
+
+/// This rank's entry of the result's `ranks` block: rank, local_rank, host, backend, device.
+[[nodiscard]] nlohmann::json rank_entry(const dist::launch_info& launch,
+                                        const nlohmann::json& environment);
+
+/// Every rank's result as one (rank 0's run facts and environment): each scenario holds every
+/// rank's cases, rank by rank, each case marked with its rank and its id prefixed "rank=N,";
+/// `ranks` lists where each rank ran; interrupted when any rank was.
+[[nodiscard]] result::run_result merge_ranks(const std::vector<result::run_result>& per_rank,
+                                             const std::vector<nlohmann::json>& entries);
+
+/// Gathers every rank's result on every rank (the result JSON through the communicator) and
+/// merges them (merge_ranks).
+[[nodiscard]] result::run_result gather_ranks(dist::communicator& world,
+                                              const result::run_result& mine,
+                                              const nlohmann::json& my_entry, dist::timeout limit);
+
+}  // namespace pinbench::run
