@@ -10,8 +10,9 @@
 #                                     the budgets and the file count anywhere
 #
 # Steps, each under its own budget (SIGINT at the budget: pinbench keeps what it measured):
-#   env 15 s | GPU tests 90 | transfer 75 | allocator 45 | loader 60 | loader-peer pinned 15 |
-#   torch transfer peer 55 | torch DataLoader peer 35        (then the summary, ~5 s)
+#   env 15 s | GPU tests 90 | transfer 70 | allocator 45 | loader 55 | loader-peer pinned 15 |
+#   multi (collective, data-parallel) 20 | torch transfer peer 55 | torch DataLoader peer 35
+#   (then the summary, ~5 s)
 # A failing step does not stop the others.
 #
 # Files in $OUT (default out/gpu-check):
@@ -172,17 +173,27 @@ listing=$("$PINBENCH" list 2>>"$log")
 builtins() { grep -Eo "builtin:$1-[A-Za-z0-9_-]+" <<<"$listing" | tr '\n' ' '; }
 
 # shellcheck disable=SC2046  # one word per scenario
-run_step transfer 75 "$PINBENCH" run --backend "$backend" $(builtins transfer) \
+run_step transfer 70 "$PINBENCH" run --backend "$backend" $(builtins transfer) \
   "${transfer_sampling[@]}" --out "$work/transfer.json"
 # shellcheck disable=SC2046
 run_step allocator 45 "$PINBENCH" run --backend "$backend" $(builtins allocator) \
   "${allocator_sampling[@]}" --out "$work/allocator.json"
 # shellcheck disable=SC2046
-run_step loader 60 "$PINBENCH" run --backend "$backend" $(builtins loader) \
+run_step loader 55 "$PINBENCH" run --backend "$backend" $(builtins loader) \
   "${loader_sampling[@]}" --out "$work/loader.json"
 # loader-peer again with pin_memory on, as the torch DataLoader peer runs on a CUDA device.
 run_step loader-peer-pinned 15 "$PINBENCH" run --backend "$backend" builtin:loader-peer \
   --set pin_memory=true "${loader_sampling[@]}" --out "$work/loader-peer-pinned.json"
+
+# Collectives and DataParallel vs DDP: NCCL from PyTorch's wheels when the loader does not find
+# one; on a 1-GPU machine the multi-GPU cases are skipped with why, the 1-rank ones run.
+if [[ -z ${PINBENCH_NCCL_LIBRARY:-} ]] && command -v python3 >/dev/null; then
+  nccl=$(python3 -c 'import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null || true)
+  [[ -n $nccl && -f $nccl ]] && export PINBENCH_NCCL_LIBRARY=$nccl
+fi
+# shellcheck disable=SC2046
+run_step multi 20 "$PINBENCH" run --backend "$backend" $(builtins collective) $(builtins data-parallel) \
+  "${allocator_sampling[@]}" --out "$work/multi.json"
 
 # ---- 4. the PyTorch peers, in the same session ---------------------------------------------------
 run_step torch_transfer 55 "$0" __step torch_peer torch_transfer --budget 40 \
@@ -194,7 +205,7 @@ run_step torch_dataloader 35 "$0" __step torch_peer torch_dataloader --device cu
 if command -v python3 >/dev/null; then
   report="$root/scripts/gpu_check_report.py"
   python3 "$report" merge "$OUT/pinbench.json" "$work/transfer.json" "$work/allocator.json" \
-    "$work/loader.json" "$work/loader-peer-pinned.json" 2>>"$log" || failed=1
+    "$work/loader.json" "$work/loader-peer-pinned.json" "$work/multi.json" 2>>"$log" || failed=1
   if [[ -f "$work/torch-transfer.json" || -f "$work/torch-dataloader.json" ]]; then
     python3 "$report" merge "$OUT/torch.json" "$work/torch-transfer.json" \
       "$work/torch-dataloader.json" 2>>"$log" || true
