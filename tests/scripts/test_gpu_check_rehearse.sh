@@ -44,7 +44,7 @@ doc = json.load(open(sys.argv[1]))
 assert doc["schema"] == "pinbench.result/1", doc["schema"]
 assert doc["environment"]["backend"] == "host", doc["environment"]["backend"]
 kinds = {s["kind"] for s in doc["scenarios"]}
-assert kinds == {"transfer", "allocator", "loader"}, kinds
+assert kinds == {"transfer", "allocator", "loader", "collective", "data_parallel"}, kinds
 names = [s["name"] for s in doc["scenarios"]]
 assert "transfer-size" in names and names.count("loader-peer") == 2, names
 size = next(s for s in doc["scenarios"] if s["name"] == "transfer-size")
