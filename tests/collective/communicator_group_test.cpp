@@ -2,6 +2,8 @@
 // world inside the test process, and the single process's communicator.
 #include <catch2/catch.hpp>
 
+#include <array>
+
 #include <thread>
 #include <vector>
 
@@ -21,15 +23,15 @@ std::vector<std::vector<float>> run_world(int n, op o, std::size_t count, bool i
   if (o == op::all_gather) s = {count, count * ranks};
   if (o == op::reduce_scatter) s = {count * ranks, count};
   std::vector<std::vector<float>> out(ranks);
+  // Catch's assertions are not thread-safe: each rank notes what it saw, the test thread checks.
+  std::vector<std::array<int, 3>> seen(ranks);
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r)
     threads.emplace_back([&, r] {
       testing::thread_world::comm c(world, r);
       auto dev = device::make_backend("host");
       const auto g = make_world_group(c, *dev);
-      CHECK(g->world_size() == n);
-      CHECK(g->local_count() == 1);
-      CHECK(g->first_rank() == r);
+      seen[static_cast<std::size_t>(r)] = {g->world_size(), g->local_count(), g->first_rank()};
       const std::size_t one = std::max(s.send_count, s.recv_count);
       std::vector<float> send(in_place ? one : s.send_count, -1.0f), recv(s.recv_count, -1.0f);
       const std::size_t at =
@@ -41,6 +43,8 @@ std::vector<std::vector<float>> run_world(int n, op o, std::size_t count, bool i
       out[static_cast<std::size_t>(r)] = in_place ? send : recv;
     });
   for (auto& t : threads) t.join();
+  for (int r = 0; r < n; ++r)
+    CHECK(seen[static_cast<std::size_t>(r)] == std::array<int, 3>{n, 1, r});
   return out;
 }
 
