@@ -17,7 +17,7 @@ need_pkgs=()
 # PINBENCH_EXTRA_PACKAGES: more packages for scripts that need them (fuzz.sh: clang).
 # shellcheck disable=SC2086
 for pkg in cmake g++ make binutils libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev catch2 \
-           openmpi-bin libopenmpi-dev \
+           openmpi-bin libopenmpi-dev libturbojpeg0-dev \
            ${PINBENCH_EXTRA_PACKAGES:-}; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_pkgs+=("$pkg")
 done
