@@ -18,6 +18,7 @@
 #include "core/interrupt.hpp"
 #include "core/pattern.hpp"
 #include "core/units.hpp"
+#include "loader/jpeg_source.hpp"
 #include "loader/loader.hpp"
 
 namespace pinbench::loader {
@@ -90,6 +91,11 @@ const cpu_calibration& calibrate_cpu_work() {
 }
 
 dataset::dataset(const dataset_spec& spec) : spec_(spec) {
+  if (spec_.source == dataset_spec::source_kind::jpeg) {
+    // The sample is the transform's tensor: its size follows from crop and format.
+    jpeg_ = std::make_unique<jpeg_source>(spec_);
+    spec_.sample_bytes = jpeg_->sample_bytes();
+  }
   if (spec_.samples == 0 || spec_.sample_bytes == 0)
     throw input_error("loader: the dataset needs at least one sample of at least one byte");
   if (spec_.cpu_per_sample_ns > 0) {
@@ -100,6 +106,7 @@ dataset::dataset(const dataset_spec& spec) : spec_(spec) {
   slots_ = std::min<std::uint64_t>(
       {spec_.samples, pattern_slots,
        std::max<std::uint64_t>(1, memory_block_limit / spec_.sample_bytes)});
+  if (jpeg_) return;
   if (spec_.source == dataset_spec::source_kind::memory) {
     memory_bytes_ = static_cast<std::size_t>(slots_) * spec_.sample_bytes;
     memory_ = static_cast<std::byte*>(::operator new(memory_bytes_));
@@ -166,20 +173,39 @@ dataset::~dataset() {
 
 void dataset::prepare_epoch() const {
   if (fd_ >= 0 && spec_.cold_cache) (void)::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
+  if (jpeg_ && spec_.cold_cache) jpeg_->drop_page_cache();
 }
 
 void dataset::raw_bytes(std::uint64_t index, std::byte* out) const {
+  if (jpeg_) {  // the decoded, transformed sample: deterministic for the index
+    std::uint64_t checksum = 0;
+    sample_cost cost;
+    jpeg_->produce(index, out, checksum, cost);
+    return;
+  }
   fill_pattern(out, spec_.sample_bytes, index % slots_);
   stamp_index(out, spec_.sample_bytes, index);
 }
 
-void dataset::produce(std::uint64_t index, std::byte* out, sample_header& header) const {
+void dataset::produce(std::uint64_t index, std::byte* out, sample_header& header,
+                      sample_cost* cost) const {
   if (index >= spec_.samples)
     throw loader_error(fmt::format("sample {} is out of range (dataset of {})", index, spec_.samples));
   if (spec_.fail_at_sample >= 0 && index == static_cast<std::uint64_t>(spec_.fail_at_sample))
     throw loader_error(fmt::format("producing sample {} failed (injected fault)", index));
 
   const std::size_t n = spec_.sample_bytes;
+  header.index = index;
+  if (jpeg_) {
+    sample_cost ignored;
+    jpeg_->produce(index, out, header.checksum, cost != nullptr ? *cost : ignored);
+    if (header.checksum == 0) return;  // skipped as corrupt: no further work on zeros
+    if (units_ != 0) {  // cpu_per_sample: more work on top of the transform
+      const std::uint64_t h = mix64(header.checksum ^ cpu_work(out, n, units_, index));
+      header.checksum = h == 0 ? 1 : h;
+    }
+    return;
+  }
   if (memory_ != nullptr) {
     std::memcpy(out, memory_ + (index % slots_) * n, n);
     stamp_index(out, n, index);

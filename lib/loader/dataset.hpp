@@ -1,11 +1,16 @@
 // The loader's dataset: `samples` items of `sample_bytes`, each produced with a calibrated amount
-// of real CPU work, read from memory or from a file that pinbench writes (pread: page cache real).
+// of real CPU work, read from memory or from a file that pinbench writes (pread: page cache real),
+// or decoded and augmented from JPEG files (jpeg_source.hpp).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
+
+#include "image/augment.hpp"
+#include "image/image_set.hpp"
 
 namespace pinbench::loader {
 
@@ -17,13 +22,34 @@ struct sample_header {
 };
 static_assert(sizeof(sample_header) == 16);
 
+/// What a sample cost its worker, for the jpeg source (the other sources leave it untouched).
+struct sample_cost {
+  std::int64_t read_ns = 0;     ///< reading the file
+  std::int64_t decode_ns = 0;   ///< JPEG to RGB
+  std::int64_t augment_ns = 0;  ///< crop, resize, flip, to tensor (and normalise)
+  std::uint64_t bytes_read = 0;
+  bool skipped = false;         ///< a corrupt file, skipped (skip_corrupt): the sample is zeros
+};
+
+/// The jpeg source: files decoded and put through torchvision's training transform.
+struct jpeg_spec {
+  /// The user's ImageFolder, scanned when the case's params were read; null: generated images.
+  std::shared_ptr<const image::image_list> folder;
+  image::generated_spec generate;  ///< used when `folder` is null; images 0 = one per sample
+  int crop = 224;
+  image::tensor_format format = image::tensor_format::float32_chw;
+  bool skip_corrupt = false;
+  std::uint64_t seed = 0;          ///< crops and flips: sample i draws from (seed, i)
+};
+
 struct dataset_spec {
   std::uint64_t samples = 4096;
-  std::size_t sample_bytes = 128 * 1024;
+  std::size_t sample_bytes = 128 * 1024;  ///< jpeg: tensor_bytes(crop, format), set by the source
   std::int64_t cpu_per_sample_ns = 0;  ///< CPU work per sample, calibrated on this CPU
-  enum class source_kind { memory, file } source = source_kind::memory;
-  bool cold_cache = false;             ///< file: drop the file's pages before every epoch
+  enum class source_kind { memory, file, jpeg } source = source_kind::memory;
+  bool cold_cache = false;             ///< file, jpeg: drop the files' pages before every epoch
   std::filesystem::path dir;           ///< file: where the file is made (empty: $TMPDIR or /tmp)
+  jpeg_spec jpeg;
   /// Bursts: samples with (index % burst_every) < burst_length cost burst_factor times as much.
   std::uint64_t burst_every = 0;       ///< 0 = no bursts
   std::uint64_t burst_length = 0;
@@ -46,6 +72,8 @@ struct cpu_calibration {
 [[nodiscard]] std::uint64_t cpu_work(const std::byte* data, std::size_t bytes, std::uint64_t units,
                                      std::uint64_t seed) noexcept;
 
+class jpeg_source;
+
 class dataset {
  public:
   /// Makes the backing storage: an in-memory block (memory), or a file of samples x sample_bytes
@@ -67,9 +95,14 @@ class dataset {
   /// Called before each epoch: with a cold cache, evicts the file's pages (posix_fadvise).
   void prepare_epoch() const;
 
-  /// Writes sample `index` into `out` (sample_bytes) and its header. Thread-safe (workers call
-  /// it at once). Throws loader_error for the injected fault or a failed read.
-  void produce(std::uint64_t index, std::byte* out, sample_header& header) const;
+  /// Writes sample `index` into `out` (sample_bytes) and its header; the jpeg source also says
+  /// what the sample cost in `cost`. Thread-safe (workers call it at once). Throws loader_error
+  /// for the injected fault, a failed read or (jpeg) a file that does not decode.
+  void produce(std::uint64_t index, std::byte* out, sample_header& header,
+               sample_cost* cost = nullptr) const;
+
+  /// The jpeg source (its images, counters), or null for the other sources.
+  [[nodiscard]] const jpeg_source* jpeg() const noexcept { return jpeg_.get(); }
 
   /// The sample's bytes only, without the CPU work: what verification compares with.
   void raw_bytes(std::uint64_t index, std::byte* out) const;
@@ -82,6 +115,7 @@ class dataset {
   std::size_t memory_bytes_ = 0;
   std::filesystem::path file_;
   int fd_ = -1;
+  std::unique_ptr<jpeg_source> jpeg_;
 };
 
 }  // namespace pinbench::loader

@@ -138,11 +138,13 @@ struct epoch::state {
     const std::int64_t t0 = now_ns();
     auto* headers = reinterpret_cast<sample_header*>(b.data);
     std::byte* samples = b.data + indices.size() * sizeof(sample_header);
+    if (data.jpeg() != nullptr) b.costs.resize(indices.size());
     try {
       for (std::size_t j = 0; j < indices.size(); ++j) {
         if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) break;
         sample_header h;
-        data.produce(indices[j], samples + j * data.sample_bytes(), h);
+        data.produce(indices[j], samples + j * data.sample_bytes(), h,
+                     b.costs.empty() ? nullptr : &b.costs[j]);
         std::memcpy(headers + j, &h, sizeof h);
       }
     } catch (...) {

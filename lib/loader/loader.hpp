@@ -60,6 +60,8 @@ struct batch {
   std::int64_t build_ns = 0;  ///< time the worker (or the consumer) spent building it
   std::int64_t pin_ns = 0;    ///< time spent copying it into pinned memory (0 when not pinned)
   int worker = -1;            ///< the worker that built it (-1: the consuming thread)
+  /// Per sample, what it cost (jpeg source only; empty for the others).
+  std::vector<sample_cost> costs;
 
   [[nodiscard]] const sample_header* headers() const noexcept {
     return reinterpret_cast<const sample_header*>(data);

@@ -3,9 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -76,4 +78,113 @@ TEST_CASE("loader: bad params exit 2 with one line, a failing worker is a failed
     CHECK(c.at("status") == "error");
     CHECK(c.at("message").get<std::string>().find("sample 20") != std::string::npos);
   }
+}
+
+namespace {
+
+// loader-jpeg-workers made small: tiny generated images, a small crop, one run per case.
+const char* k_fast_jpeg =
+    " --backend host --quiet --set sampling.min_samples=1 --set sampling.max_samples=1"
+    " --set sampling.warmup=0 --set dataset.samples=24 --set batch_size=8"
+    " --set dataset.min_width=48 --set dataset.max_width=80 --set dataset.min_height=40"
+    " --set dataset.max_height=64 --set dataset.crop=32";
+
+}  // namespace
+
+TEST_CASE("loader: jpeg on generated images, then on a user's folder, then a corrupt file",
+          "[app][loader][image]") {
+  const fs::path dir = fresh_dir("loader-jpeg");
+  // Generated images go to the cache named by PINBENCH_CACHE_DIR (inherited by pinbench).
+  ::setenv("PINBENCH_CACHE_DIR", (dir / "cache").c_str(), 1);
+  const std::string out = (dir / "gen.json").string();
+  auto o = run_pinbench("run builtin:loader-jpeg-workers --out " + out + k_fast_jpeg);
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  fs::path images_dir;
+  {
+    std::ifstream in(out);
+    const auto j = nlohmann::json::parse(in);
+    const auto& s = j.at("scenarios").at(0);
+    REQUIRE(s.at("cases").size() == 4);
+    CHECK(s.at("verdict").get<std::string>().find("decode") != std::string::npos);
+    for (const auto& c : s.at("cases")) {
+      CHECK(c.at("status") == "ok");
+      CHECK(c.at("info").at("verified") == true);
+      const auto& images = c.at("info").at("images");
+      CHECK(images.at("generated") == true);
+      CHECK(images.at("files") == 24);
+      images_dir = images.at("dir").get<std::string>();
+      for (const char* want : {"decode_time", "augment_time", "read_time"})
+        CHECK(c.at("metrics").at(want).at("samples").size() == 24);  // one per sample
+      CHECK(c.at("metrics").at("bytes_read").at("samples").at(0).get<double>() ==
+            c.at("info").at("images").at("file_bytes").get<double>());
+    }
+  }
+  REQUIRE(fs::is_directory(images_dir));
+  CHECK(images_dir.string().rfind((dir / "cache").string(), 0) == 0);
+
+  // The same images as a user's folder: read where they are, nothing written there.
+  const fs::path folder = dir / "user";
+  fs::copy(images_dir, folder, fs::copy_options::recursive);
+  const std::string user_out = (dir / "user.json").string();
+  o = run_pinbench("run builtin:loader-jpeg-workers --out " + user_out + k_fast_jpeg +
+                   " --set dataset.dir=" + folder.string() + " --set num_workers=2");
+  REQUIRE(o.code == 0);
+  {
+    std::ifstream in(user_out);
+    const auto j = nlohmann::json::parse(in);
+    const auto& c = j.at("scenarios").at(0).at("cases").at(0);
+    CHECK(c.at("status") == "ok");
+    CHECK(c.at("info").at("images").at("generated") == false);
+    CHECK(c.at("info").at("images").at("dir") == folder.string());
+  }
+
+  // A truncated file: every case fails naming it, the run goes on; with skip_corrupt it counts.
+  fs::path victim;
+  for (const auto& e : fs::recursive_directory_iterator(folder))
+    if (e.path().extension() == ".jpg") victim = e.path();
+  REQUIRE(!victim.empty());
+  fs::resize_file(victim, fs::file_size(victim) / 3);
+  o = run_pinbench("run builtin:loader-jpeg-workers --out " + user_out + k_fast_jpeg +
+                   " --set dataset.dir=" + folder.string());
+  CHECK(o.code == 1);
+  {
+    std::ifstream in(user_out);
+    const auto j = nlohmann::json::parse(in);
+    const auto& cases = j.at("scenarios").at(0).at("cases");
+    REQUIRE(cases.size() == 4);
+    for (const auto& c : cases) {
+      CHECK(c.at("status") == "error");
+      CHECK(c.at("message").get<std::string>().find(victim.string()) != std::string::npos);
+    }
+  }
+  o = run_pinbench("run builtin:loader-jpeg-workers --out " + user_out + k_fast_jpeg +
+                   " --set dataset.dir=" + folder.string() +
+                   " --set dataset.skip_corrupt=true --set num_workers=1");
+  CHECK(o.code == 0);
+  {
+    std::ifstream in(user_out);
+    const auto j = nlohmann::json::parse(in);
+    const auto& c = j.at("scenarios").at(0).at("cases").at(0);
+    CHECK(c.at("status") == "ok");
+    CHECK(c.at("info").at("corrupt_skipped").at("samples").get<int>() >= 1);
+  }
+  ::unsetenv("PINBENCH_CACHE_DIR");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("loader: a missing or empty image folder is exit 2 at validate", "[app][loader][image]") {
+  const fs::path dir = fresh_dir("loader-jpeg-bad");
+  fs::create_directories(dir / "empty" / "class_a");
+  for (const fs::path& bad : {dir / "missing", dir / "empty"}) {
+    INFO(bad);
+    const auto o = run_pinbench("validate builtin:loader-jpeg-workers --set dataset.dir=" +
+                                bad.string());
+    CHECK(o.code == 2);
+    CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
+    CHECK(o.err.find("params.dataset.dir") != std::string::npos);
+    CHECK(o.err.find(bad.string()) != std::string::npos);
+  }
+  CHECK(fs::is_empty(dir / "empty" / "class_a"));  // nothing written into a user's folder
+  fs::remove_all(dir);
 }

@@ -18,6 +18,8 @@
 #include "core/units.hpp"
 #include "device/event_stock.hpp"
 #include "kinds/loader/loader_params.hpp"
+#include "image/jpeg.hpp"
+#include "loader/jpeg_source.hpp"
 #include "loader/loader.hpp"
 #include "measure/protocol.hpp"
 
@@ -46,6 +48,8 @@ struct run_figures {
   double first_batch_ns = 0;
   double busy_ns = 0, span_ns = 0;  // compute stream: busy time, and the run's device span
   std::vector<double> data_wait, copy_call, sync_wait, step, h2d, compute, build, pin;
+  std::vector<double> read, decode, augment;  // jpeg: per sample
+  std::uint64_t bytes_read = 0;
   std::uint64_t peak_pinned = 0;
   std::size_t max_outstanding_seen = 0, max_reorder = 0;
   std::string problem;  // verification: "" when intact
@@ -118,6 +122,12 @@ class loader_run {
         f.data_wait.push_back(static_cast<double>(s1 - s0));
         f.build.push_back(static_cast<double>(b->build_ns));
         if (b->pinned) f.pin.push_back(static_cast<double>(b->pin_ns));
+        for (const auto& cost : b->costs) {
+          f.read.push_back(static_cast<double>(cost.read_ns));
+          f.decode.push_back(static_cast<double>(cost.decode_ns));
+          if (!cost.skipped) f.augment.push_back(static_cast<double>(cost.augment_ns));
+          f.bytes_read += cost.bytes_read;
+        }
         if (p_.verify) {
           const auto* h = b->headers();
           host_headers.insert(host_headers.end(), h, h + b->samples);
@@ -314,12 +324,44 @@ class loader_run {
   std::deque<step_record> inflight_;
 };
 
+// What the jpeg source read: which images, what the transform makes, what was skipped.
+void describe_images(const pinbench::loader::jpeg_source& src, const loader_params& p,
+                     result::case_result& r) {
+  const auto& images = src.images();
+  const auto& j = p.dataset.jpeg;
+  nlohmann::ordered_json info = {
+      {"dir", images.root.string()},
+      {"generated", images.generated},
+      {"files", images.files.size()},
+      {"file_bytes", images.total_bytes},
+      {"crop", j.crop},
+      {"output", j.format == image::tensor_format::uint8_chw ? "uint8 CHW"
+                                                             : "float32 CHW, normalised"},
+      {"transform", "RandomResizedCrop(scale 0.08-1, ratio 3/4-4/3) + RandomHorizontalFlip, "
+                    "drawn per sample from (seed, index)"},
+      {"decoder", "libjpeg-turbo " + image::jpeg_library_version()}};
+  if (images.generated)
+    info["generated_as"] = {{"width", fmt::format("{}-{}", j.generate.min_width, j.generate.max_width)},
+                            {"height", fmt::format("{}-{}", j.generate.min_height, j.generate.max_height)},
+                            {"quality", j.generate.quality}};
+  r.extra["images"] = std::move(info);
+  if (src.skipped() != 0) {
+    r.extra["corrupt_skipped"] = {{"samples", src.skipped()}, {"first", src.skipped_files()}};
+    r.warnings.push_back(fmt::format("{} sample(s) came from files that do not decode and were "
+                                     "left zero (skip_corrupt); first: {}",
+                                     src.skipped(), src.skipped_files().front()));
+  }
+}
+
 class loader_engine final : public measure::engine {
  public:
   [[nodiscard]] result::case_result run_case(const measure::case_spec& c,
                                              measure::run_context& ctx) override {
     loader_params p = measure::params_of<loader_params>(c);
     p.spec.seed = ctx.seed;
+    p.dataset.jpeg.seed = ctx.seed;
+    p.dataset.jpeg.generate.seed = ctx.seed;
+    const bool jpeg = p.dataset.source == pinbench::loader::dataset_spec::source_kind::jpeg;
     result::case_result r;
     loader_run run(p, ctx.dev);
 
@@ -340,6 +382,13 @@ class loader_engine final : public measure::engine {
     const auto h2d_time = declare(r, "h2d_time", "ns", lower);
     if (compute) compute_time = declare(r, "compute_time", "ns", none);
     const auto batch_build_time = declare(r, "batch_build_time", "ns", lower);
+    std::optional<metric_handle> read_time, decode_time, augment_time, bytes_read;
+    if (jpeg) {
+      read_time = declare(r, "read_time", "ns", lower);
+      decode_time = declare(r, "decode_time", "ns", lower);
+      augment_time = declare(r, "augment_time", "ns", lower);
+      bytes_read = declare(r, "bytes_read", "bytes", none);
+    }
     if (p.spec.pin_memory) {
       pin_time = declare(r, "pin_time", "ns", lower);
       peak_pinned = declare(r, "peak_pinned_bytes", "bytes", lower);
@@ -369,6 +418,12 @@ class loader_engine final : public measure::engine {
            h2d_time.append(f.h2d);
            if (compute_time) compute_time->append(f.compute);
            batch_build_time.append(f.build);
+           if (jpeg) {
+             read_time->append(f.read);
+             decode_time->append(f.decode);
+             augment_time->append(f.augment);
+             bytes_read->add(static_cast<double>(f.bytes_read));
+           }
            if (pin_time) pin_time->append(f.pin);
            if (peak_pinned) peak_pinned->add(static_cast<double>(f.peak_pinned));
            max_outstanding.add(static_cast<double>(f.max_outstanding_seen));
@@ -385,6 +440,7 @@ class loader_engine final : public measure::engine {
     r.extra["max_outstanding_bound"] = p.spec.num_workers > 0 ? pinbench::loader::max_outstanding(p.spec) : 1;
     r.extra["max_outstanding_seen"] = max_outstanding_seen;
     r.extra["max_reorder_buffered"] = max_reorder;
+    if (const auto* src = run.data().jpeg(); src != nullptr) describe_images(*src, p, r);
     r.extra["cpu_work"] = {{"ns_per_unit", cal.ns_per_unit},
                            {"units_per_sample", run.data().units_per_sample()}};
     if (run.pool() != nullptr) {
@@ -443,8 +499,26 @@ std::string verdict(const result::scenario_result& s) {
   const auto fastest = std::max_element(pts.begin(), pts.end(),
                                         [](const point& a, const point& b) { return a.sps < b.sps; });
   const bool all_busy = std::all_of(pts.begin(), pts.end(), [](const point& p) { return p.has_busy; });
-  if (!all_busy)
-    return fmt::format("fastest: {} at {}", name(fastest->c), rate(fastest->sps));
+  if (!all_busy) {
+    std::string v = fmt::format("fastest: {} at {}", name(fastest->c), rate(fastest->sps));
+    // A jpeg pipeline: how far the best case is from the worst, and where a sample's time goes.
+    if (const result::metric* decode = fastest->c->find("decode_time");
+        decode != nullptr && !decode->samples.empty()) {
+      const auto slowest = std::min_element(
+          pts.begin(), pts.end(), [](const point& a, const point& b) { return a.sps < b.sps; });
+      if (slowest != fastest)
+        v += fmt::format(", {:.2f}x {}", fastest->sps / slowest->sps, name(slowest->c));
+      const result::metric* augment = fastest->c->find("augment_time");
+      const result::metric* read = fastest->c->find("read_time");
+      const auto median = [](const result::metric* m) {
+        return m != nullptr && !m->samples.empty() ? format_duration_ns(m->summarize().median)
+                                                   : std::string("-");
+      };
+      v += fmt::format("; per sample (median): read {}, decode {}, augment {}", median(read),
+                       median(decode), median(augment));
+    }
+    return v;
+  }
 
   const auto idlest = std::min_element(pts.begin(), pts.end(),
                                        [](const point& a, const point& b) { return a.busy < b.busy; });

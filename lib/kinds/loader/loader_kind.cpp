@@ -17,19 +17,47 @@ kind_spec describe() {
       .params =
           {
               bounded("dataset.samples", param_type::integer, 2048, 1, false, 1e9,
-                      "samples in the dataset, per epoch (count)"),
+                      "samples in the dataset, per epoch (count; jpeg with dataset.dir: at "
+                      "most the folder's images)"),
               bounded("dataset.sample_bytes", param_type::size, 128_KiB, 0, true,
                       static_cast<double>(1ull << 30), "bytes per sample (size)"),
               bounded("dataset.cpu_per_sample", param_type::duration, 100'000, 0, false, 1e10,
                       "real CPU work per sample, calibrated on this CPU (duration; 0 = none)"),
-              enumeration("dataset.source", {"memory", "file"}, "memory",
+              enumeration("dataset.source", {"memory", "file", "jpeg"}, "memory",
                           "memory: samples copied out of an in-memory block; file: pread from a "
-                          "file pinbench writes (page cache and I/O are real)"),
+                          "file pinbench writes (page cache and I/O are real); jpeg: JPEG files "
+                          "read, decoded (libjpeg-turbo) and augmented as torchvision's "
+                          "ImageNet recipe does"),
               enumeration("dataset.cache", {"warm", "cold"}, "warm",
-                          "file: warm keeps the page cache; cold drops the file's pages before "
-                          "every epoch (posix_fadvise)"),
+                          "file, jpeg: warm keeps the page cache; cold drops the files' pages "
+                          "before every epoch (posix_fadvise)"),
               text("dataset.dir", "",
-                   "file: the directory the dataset file is written to (\"\" = $TMPDIR or /tmp)"),
+                   "file: the directory the dataset file is written to (\"\" = $TMPDIR or "
+                   "/tmp); jpeg: an ImageFolder of the user's JPEGs, read as they are (\"\" = "
+                   "images pinbench generates into its cache)"),
+              bounded("dataset.images", param_type::integer, 0, 0, false, 1e7,
+                      "jpeg, generated: distinct images, read in turn (count; 0 = one per "
+                      "sample)"),
+              bounded("dataset.min_width", param_type::integer, 400, 8, false, 8192,
+                      "jpeg, generated: image widths are drawn from min_width..max_width "
+                      "(pixels)"),
+              bounded("dataset.max_width", param_type::integer, 600, 8, false, 8192,
+                      "jpeg, generated: see min_width (pixels)"),
+              bounded("dataset.min_height", param_type::integer, 300, 8, false, 8192,
+                      "jpeg, generated: image heights are drawn from min_height..max_height "
+                      "(pixels)"),
+              bounded("dataset.max_height", param_type::integer, 450, 8, false, 8192,
+                      "jpeg, generated: see min_height (pixels)"),
+              bounded("dataset.quality", param_type::integer, 90, 1, false, 100,
+                      "jpeg, generated: JPEG quality (1-100)"),
+              bounded("dataset.crop", param_type::integer, 224, 8, false, 4096,
+                      "jpeg: RandomResizedCrop's output size (pixels, square)"),
+              enumeration("dataset.output", {"float32", "uint8"}, "float32",
+                          "jpeg: float32 = ToTensor + Normalize (ImageNet mean/std), CHW; "
+                          "uint8 = the 8-bit pixels, CHW"),
+              boolean("dataset.skip_corrupt", false,
+                      "jpeg: a file that does not decode is counted and its sample left zero, "
+                      "instead of failing the case"),
               bounded("dataset.burst_every", param_type::integer, 0, 0, false, 1e12,
                       "bursty cost: every this many samples a burst starts (count; 0 = none)"),
               bounded("dataset.burst_length", param_type::integer, 0, 0, false, 1e12,
@@ -75,7 +103,8 @@ kind_spec describe() {
       .make_engine = make_engine,
       .headlines = {{"samples_per_s", false}, {"gpu_busy", false},      {"data_wait", false},
                      {"copy_call_time", false}, {"h2d_time", false},     {"pin_time", false},
-                     {"peak_pinned_bytes", false}},
+                     {"peak_pinned_bytes", false}, {"decode_time", false},
+                     {"augment_time", false}},
       .figures = [](const result::scenario_result& s, const std::string& id_prefix) {
         return chart::sweep_charts(s, id_prefix,
                                    {{"samples-per-s", "samples_per_s", ""}, {"gpu-busy", "gpu_busy", ""}});

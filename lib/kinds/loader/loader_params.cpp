@@ -1,9 +1,12 @@
 // Kind `loader`'s params: read once per case, with the rules across them.
 #include "kinds/loader/loader_params.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "image/image_set.hpp"
 
 namespace pinbench::kinds::loader {
 
@@ -25,6 +28,13 @@ void check_loader_case(const json& params, const std::string& source) {
                                   "+ 1 = {} x {} + 1), got {}",
                                   needed, workers, prefetch, slots));
   const auto& ds = params.at("dataset");
+  for (const char* dim : {"width", "height"}) {
+    const auto lo = ds.at(fmt::format("min_{}", dim)).get<std::int64_t>();
+    const auto hi = ds.at(fmt::format("max_{}", dim)).get<std::int64_t>();
+    if (lo > hi)
+      throw input_error(source, fmt::format("params.dataset.max_{}", dim),
+                        fmt::format("expected at least dataset.min_{} ({}), got {}", dim, lo, hi));
+  }
   if (ds.at("burst_length").get<std::int64_t>() > ds.at("burst_every").get<std::int64_t>())
     throw input_error(source, "params.dataset.burst_length",
                       fmt::format("expected at most dataset.burst_every ({}), got {}",
@@ -38,14 +48,29 @@ loader_params read(const nlohmann::json& p) {
   l.dataset.samples = d.at("samples").get<std::uint64_t>();
   l.dataset.sample_bytes = d.at("sample_bytes").get<std::size_t>();
   l.dataset.cpu_per_sample_ns = d.at("cpu_per_sample").get<std::int64_t>();
-  l.dataset.source = d.at("source") == "file" ? pinbench::loader::dataset_spec::source_kind::file
-                                              : pinbench::loader::dataset_spec::source_kind::memory;
+  using source_kind = pinbench::loader::dataset_spec::source_kind;
+  l.dataset.source = d.at("source") == "file"   ? source_kind::file
+                     : d.at("source") == "jpeg" ? source_kind::jpeg
+                                                : source_kind::memory;
   l.dataset.cold_cache = d.at("cache") == "cold";
   l.dataset.dir = d.at("dir").get<std::string>();
   l.dataset.burst_every = d.at("burst_every").get<std::uint64_t>();
   l.dataset.burst_length = d.at("burst_length").get<std::uint64_t>();
   l.dataset.burst_factor = d.at("burst_factor").get<double>();
   l.dataset.fail_at_sample = d.at("fail_at_sample").get<std::int64_t>();
+  auto& j = l.dataset.jpeg;
+  j.generate.images = d.at("images").get<std::uint64_t>();
+  j.generate.min_width = d.at("min_width").get<int>();
+  j.generate.max_width = d.at("max_width").get<int>();
+  j.generate.min_height = d.at("min_height").get<int>();
+  j.generate.max_height = d.at("max_height").get<int>();
+  j.generate.quality = d.at("quality").get<int>();
+  j.crop = d.at("crop").get<int>();
+  j.format = d.at("output") == "uint8" ? image::tensor_format::uint8_chw
+                                        : image::tensor_format::float32_chw;
+  j.skip_corrupt = d.at("skip_corrupt").get<bool>();
+  if (l.dataset.source == source_kind::jpeg)
+    l.dataset.sample_bytes = image::tensor_bytes(j.crop, j.format);
   l.spec.batch_size = p.at("batch_size").get<std::size_t>();
   l.spec.num_workers = p.at("num_workers").get<int>();
   l.spec.prefetch_factor = p.at("prefetch_factor").get<int>();
@@ -69,7 +94,17 @@ loader_params read(const nlohmann::json& p) {
 std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& params,
                                                          const std::string& source) {
   check_loader_case(params, source);
-  return std::make_shared<const loader_params>(read(params));
+  loader_params l = read(params);
+  // A user's image folder is checked now, at validate: a missing or empty one is exit 2 before
+  // anything runs. Its listing is kept for the run; the epoch is at most the folder.
+  if (l.dataset.source == pinbench::loader::dataset_spec::source_kind::jpeg &&
+      !l.dataset.dir.empty()) {
+    l.dataset.jpeg.folder = std::make_shared<const image::image_list>(image::scan_image_folder(
+        l.dataset.dir, l.dataset.samples, source, "params.dataset.dir"));
+    l.dataset.samples = std::min<std::uint64_t>(l.dataset.samples,
+                                                l.dataset.jpeg.folder->files.size());
+  }
+  return std::make_shared<const loader_params>(std::move(l));
 }
 
 }  // namespace pinbench::kinds::loader
