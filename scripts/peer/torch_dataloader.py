@@ -7,11 +7,21 @@ and cpu_per_sample, and writes a pinbench.result/1 document with the same case i
 (samples_per_s, batches_per_s, epoch_time, first_batch_time, data_wait), so that PyTorch's own
 numbers can be put beside pinbench's.
 
-Exit codes: 0 done, 1 a case failed, 2 bad arguments, 3 no torch (or --device cuda without a
-CUDA device), 130 interrupted (what was measured is still written).
+With --jpeg DIR it runs pinbench's `dataset.source: "jpeg"` instead (scenario
+loader-jpeg-workers): each sample is a JPEG file of an ImageFolder, read, decoded with PIL and
+augmented with torchvision's training transforms (RandomResizedCrop, RandomHorizontalFlip, then
+PILToTensor, or ToTensor + Normalize), as a user's training script does; the cases also carry
+read_time, decode_time, augment_time (per sample, measured inside the workers) and bytes_read
+(per run), as pinbench's jpeg source does.
+
+Exit codes: 0 done, 1 a case failed (with --jpeg: also a file PIL cannot decode), 2 bad
+arguments (also a --jpeg folder that is missing or holds no JPEG), 3 no torch (or --device cuda
+without a CUDA device, or --jpeg without torchvision and Pillow), 130 interrupted (what was
+measured is still written).
 """
 
 import argparse
+import io
 import json
 import math
 import os
@@ -47,6 +57,14 @@ DURATION_UNITS = {"ns": 1, "us": 1_000, "\u00b5s": 1_000, "ms": 1_000_000, "s": 
 LCG_STEPS_PER_UNIT = 32
 CALIBRATION_TRIALS = 9
 CALIBRATION_TRIAL_NS = 2_000_000
+
+# The jpeg dataset: which files count as images (as pinbench's scan, a subset of ImageFolder's
+# extensions), ImageNet's normalisation, and the defaults of scenario loader-jpeg-workers.
+JPEG_EXTENSIONS = (".jpg", ".jpeg")
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+JPEG_SCENARIO = "loader-jpeg-workers"
+JPEG_QUICK_IMAGES = 256
 
 
 # ---- arguments ------------------------------------------------------------------------------
@@ -104,18 +122,34 @@ class OneLineParser(argparse.ArgumentParser):
 def parse_args(argv):
     p = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("--workers", metavar="N,N,...", type=comma_list(int_at_least(0), "workers"),
-                   default="0,2,4",
-                   help="num_workers values to sweep, comma list (default 0,2,4)")
+                   default=None,
+                   help="num_workers values to sweep, comma list (default 0,2,4; 0,1,2,4 with "
+                   "--jpeg)")
     p.add_argument("--cpu-per-sample", metavar="DURATION,...",
                    type=comma_list(parse_duration_ns, "cpu-per-sample"),
-                   default="0us,200us",
-                   help="real CPU work per sample, comma list of durations (default 0us,200us)")
-    p.add_argument("--batch-size", metavar="N", type=int_at_least(1), default=64,
-                   help="samples per batch (default 64)")
+                   default=None,
+                   help="real CPU work per sample, comma list of durations (default 0us,200us; "
+                   "not with --jpeg)")
+    p.add_argument("--batch-size", metavar="N", type=int_at_least(1), default=None,
+                   help="samples per batch (default 64; 32 with --jpeg)")
     p.add_argument("--samples", metavar="N", type=int_at_least(1), default=None,
-                   help="samples in the dataset (default 4096; 1024 with --quick)")
+                   help="samples in the dataset (default 4096; 1024 with --quick); with --jpeg: "
+                   "the first N images in ImageFolder order (default all; at most 256 with "
+                   "--quick)")
     p.add_argument("--sample-bytes", metavar="SIZE", type=parse_bytes, default=None,
-                   help="bytes per sample (default 128KiB)")
+                   help="bytes per sample (default 128KiB; not with --jpeg)")
+    p.add_argument("--jpeg", metavar="DIR", default=None,
+                   help="samples are the JPEG files of DIR, an ImageFolder (DIR/<class>/<file>.jpg"
+                   "), decoded with PIL and augmented with torchvision; scenario "
+                   f"{JPEG_SCENARIO}")
+    p.add_argument("--crop", metavar="N", type=int_at_least(1), default=None,
+                   help="--jpeg: RandomResizedCrop's output size (default 224)")
+    p.add_argument("--output", choices=("uint8", "float32"), default=None,
+                   help="--jpeg: uint8 CHW (PILToTensor) or float32 CHW normalised with ImageNet's "
+                   "mean and std (ToTensor + Normalize) (default float32)")
+    p.add_argument("--seed", metavar="N", type=int_at_least(0), default=None,
+                   help="--jpeg: torch.manual_seed at the start of each case, for the crops and "
+                   "flips (default 0)")
     p.add_argument("--prefetch-factor", metavar="N", type=int_at_least(1), default=2,
                    help="batches in flight per worker (default 2; unused with 0 workers)")
     p.add_argument("--pin-memory", action="store_true",
@@ -132,23 +166,88 @@ def parse_args(argv):
                    help="timed runs per case (default 5; 3 with --quick)")
     p.add_argument("--warmup", metavar="N", type=int_at_least(0), default=1,
                    help="untimed runs before them (default 1)")
-    p.add_argument("--quick", action="store_true", help="1024 samples and 3 runs")
+    p.add_argument("--quick", action="store_true",
+                   help="1024 samples (--jpeg: at most 256 images) and 3 runs")
     p.add_argument("--out", metavar="FILE", default="torch-dataloader.json",
                    help="result file (pinbench.result/1), or - for stdout")
     p.add_argument("--install", action="store_true",
                    help="if torch is missing, apt-get install python3-torch (also "
                    "PINBENCH_INSTALL_TORCH=1)")
     args = p.parse_args(argv)
-    # argparse runs type= on string defaults too, so the defaults arrive parsed like typed values.
-    if args.samples is None:
-        args.samples = 1024 if args.quick else 4096
+    if args.jpeg is not None:
+        for name in ("cpu_per_sample", "sample_bytes"):
+            if getattr(args, name) is not None:
+                p.error(f"--{name.replace('_', '-')} does not apply with --jpeg (each sample is "
+                        "an image file, its cost is its decode and augmentation)")
+    else:
+        for name in ("crop", "output", "seed"):
+            if getattr(args, name) is not None:
+                p.error(f"--{name} applies only with --jpeg DIR")
+    if args.workers is None:
+        args.workers = comma_list(int_at_least(0), "workers")(
+            "0,1,2,4" if args.jpeg is not None else "0,2,4")
+    if args.batch_size is None:
+        args.batch_size = 32 if args.jpeg is not None else 64
     if args.runs is None:
         args.runs = 3 if args.quick else 5
-    if args.sample_bytes is None:
-        args.sample_bytes = 128 << 10
     if args.compute_per_batch is None:
         args.compute_per_batch = 0
+    args.images = None
+    args.samples_requested = args.samples
+    if args.jpeg is not None:
+        # The folder is read before torch is imported, so a wrong path costs no import.
+        try:
+            args.images = scan_image_folder(args.jpeg)
+        except ValueError as e:
+            p.error(str(e))
+        cap = args.samples if args.samples is not None else (
+            JPEG_QUICK_IMAGES if args.quick else None)
+        files = args.images["files"]
+        if cap is not None:
+            files = args.images["files"] = files[:cap]
+        args.images["total_bytes"] = sum(size for _, _, size in files)
+        args.samples = len(files)
+        args.crop = 224 if args.crop is None else args.crop
+        args.output = args.output or "float32"
+        args.seed = 0 if args.seed is None else args.seed
+        return args
+    if args.cpu_per_sample is None:
+        args.cpu_per_sample = comma_list(parse_duration_ns, "cpu-per-sample")("0us,200us")
+    if args.samples is None:
+        args.samples = 1024 if args.quick else 4096
+    if args.sample_bytes is None:
+        args.sample_bytes = 128 << 10
     return args
+
+
+def scan_image_folder(root):
+    """torchvision.datasets.ImageFolder's file discovery, JPEG files only: class folders sorted
+    by name (their index is the label), each walked (links followed) in sorted order, file names
+    sorted. {"dir", "classes", "files": [(path, label, size)]}. ValueError naming the folder
+    when it is missing or holds no JPEG file in a class folder."""
+    if not os.path.exists(root):
+        raise ValueError(f"--jpeg {root}: no such folder")
+    if not os.path.isdir(root):
+        raise ValueError(f"--jpeg {root}: not a folder")
+    try:
+        classes = sorted(e.name for e in os.scandir(root) if e.is_dir())
+    except OSError as e:
+        raise ValueError(f"--jpeg {root}: cannot list it ({e.strerror})") from None
+    files = []
+    for label, name in enumerate(classes):
+        for folder, _, names in sorted(os.walk(os.path.join(root, name), followlinks=True)):
+            for fname in sorted(names):
+                if fname.lower().endswith(JPEG_EXTENSIONS):
+                    path = os.path.join(folder, fname)
+                    try:
+                        size = os.path.getsize(path)
+                    except OSError:
+                        size = 0  # unreadable: the case that reads it fails, naming it
+                    files.append((path, label, size))
+    if not files:
+        raise ValueError(f"--jpeg {root}: no .jpg/.jpeg file in a class folder (ImageFolder "
+                         f"layout: {root}/<class>/<image>.jpg; {len(classes)} class folder(s))")
+    return {"dir": root, "classes": len(classes), "files": files}
 
 
 # ---- format helpers -------------------------------------------------------------------------
@@ -316,6 +415,65 @@ class SyntheticDataset:
         return self._full((self.sample_bytes,), i & 0xFF, dtype=self._uint8)
 
 
+class ImageReadError(Exception):
+    """A file that could not be read or decoded: its path, then PIL's (or the OS's) message.
+    Raised in a worker, it reaches the main process re-raised by DataLoader with the worker's
+    whole traceback as its message; `detail` is the one line again."""
+
+    @property
+    def detail(self):
+        text = str(self)
+        m = re.match(r"Caught ImageReadError (in DataLoader worker process \d+)\.", text)
+        if not m:
+            return text
+        last = re.sub(r"^[\w.]*ImageReadError: ", "", text.rstrip().splitlines()[-1])
+        return f"{last} ({m.group(1)})"
+
+
+class JpegDataset:
+    """Item i: the i-th JPEG of the folder in ImageFolder order, as a training script loads it
+    (torchvision's ImageFolder + pil_loader): the file's bytes, PIL's decode to RGB, then
+    RandomResizedCrop(crop) + RandomHorizontalFlip + PILToTensor (uint8) or ToTensor + Normalize
+    (float32). Returns (image, label, index, read_ns, decode_ns, augment_ns, bytes_read): the
+    worker's own clock around the file read, the decode and the transforms, as pinbench splits a
+    sample's time, collated into tensors with the batch so that the main process records them.
+    A map-style torch Dataset; made after torch is imported."""
+
+    def __init__(self, files, crop, output):
+        from PIL import Image  # noqa: PLC0415
+        from torchvision import transforms  # noqa: PLC0415
+
+        self.files = files
+        self._open = Image.open
+        steps = [transforms.RandomResizedCrop(crop), transforms.RandomHorizontalFlip()]
+        if output == "uint8":
+            steps.append(transforms.PILToTensor())
+        else:
+            steps += [transforms.ToTensor(), transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD)]
+        self.transform = transforms.Compose(steps)
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        if i < 0 or i >= len(self.files):
+            raise IndexError(i)
+        path, label, _ = self.files[i]
+        try:
+            t0 = time.perf_counter_ns()
+            with open(path, "rb") as f:
+                data = f.read()
+            t1 = time.perf_counter_ns()
+            # convert() loads (decodes) the lazily opened image: all of the decode is timed here.
+            image = self._open(io.BytesIO(data)).convert("RGB")
+            t2 = time.perf_counter_ns()
+        except Exception as e:  # noqa: BLE001 - PIL raises OSError, SyntaxError, ValueError...
+            raise ImageReadError(f"{path}: {e}") from None
+        tensor = self.transform(image)
+        t3 = time.perf_counter_ns()
+        return tensor, label, i, t1 - t0, t2 - t1, t3 - t2, len(data)
+
+
 def calibrate_sleep_cycles_per_ns(torch):
     """torch.cuda._sleep spins for a number of GPU clock cycles: how many make one ns."""
     start = torch.cuda.Event(enable_timing=True)
@@ -359,11 +517,43 @@ def on_sigint(signum, frame):
     signal.default_int_handler(signum, frame)
 
 
-def one_epoch(torch, loader, setup, expected_batches, wait_ns):
+def check_synthetic_batch(torch, batch, seen, setup, number):
+    """Every sample once, in order: row r holds sample (first index + r), whose first and last
+    bytes are its index mod 256. Two columns of B rows: cheap beside the batch. Returns B."""
+    n = batch.shape[0]
+    expected = torch.arange(seen, seen + n, dtype=torch.int64).bitwise_and_(0xFF).to(torch.uint8)
+    if batch.shape[1:] != (setup["sample_bytes"],) or \
+            not torch.equal(batch[:, 0], expected) or \
+            not torch.equal(batch[:, -1], expected):
+        raise RuntimeError(f"batch {number} does not hold samples {seen}..{seen + n - 1}")
+    return n
+
+
+def take_jpeg_batch(torch, batch, seen, setup, number, per_sample):
+    """Every image once, in order, with its label and the shape and type asked for; its
+    per-sample times and bytes go to per_sample (None: not kept). Returns B."""
+    images, labels, indices, read_ns, decode_ns, augment_ns, nbytes = batch
+    n = images.shape[0]
+    crop = setup["crop"]
+    if tuple(images.shape[1:]) != (3, crop, crop) or images.dtype != setup["dtype"] or \
+            not torch.equal(indices, torch.arange(seen, seen + n, dtype=indices.dtype)) or \
+            not torch.equal(labels, setup["labels"][seen:seen + n]):
+        raise RuntimeError(f"batch {number} ({tuple(images.shape)} {images.dtype}) does not hold "
+                           f"images {seen}..{seen + n - 1} as 3x{crop}x{crop} {setup['dtype']}")
+    if per_sample is not None:
+        per_sample["read"].extend(float(x) for x in read_ns.tolist())
+        per_sample["decode"].extend(float(x) for x in decode_ns.tolist())
+        per_sample["augment"].extend(float(x) for x in augment_ns.tolist())
+        per_sample["bytes"] += int(nbytes.sum())
+    return n
+
+
+def one_epoch(torch, loader, setup, expected_batches, wait_ns, per_sample=None):
     """One epoch through a fresh iterator: (epoch_ns, first_batch_ns, batches). Appends each
-    step's wait in next() to wait_ns."""
+    step's wait in next() to wait_ns; a jpeg dataset's per-sample figures go to per_sample."""
     device = setup["device"]
     sleep_cycles = setup["sleep_cycles"]
+    jpeg = setup["images"] is not None
     seen = 0
     batches = 0
     first_ns = None
@@ -381,23 +571,19 @@ def one_epoch(torch, loader, setup, expected_batches, wait_ns):
             wait_ns.append(float(t1 - t0))
             if first_ns is None:
                 first_ns = t1 - t_start
-            # Every sample once, in order: row r holds sample (first index + r), whose first and
-            # last bytes are its index mod 256. Two columns of B rows: cheap beside the batch.
-            n = batch.shape[0]
-            expected = torch.arange(seen, seen + n, dtype=torch.int64).bitwise_and_(0xFF).to(
-                torch.uint8)
-            if batch.shape[1:] != (setup["sample_bytes"],) or \
-                    not torch.equal(batch[:, 0], expected) or \
-                    not torch.equal(batch[:, -1], expected):
-                raise RuntimeError(f"batch {batches} does not hold samples {seen}..{seen + n - 1}")
-            seen += n
+            if jpeg:
+                seen += take_jpeg_batch(torch, batch, seen, setup, batches, per_sample)
+                data = batch[0]
+            else:
+                seen += check_synthetic_batch(torch, batch, seen, setup, batches)
+                data = batch
             batches += 1
             if device != "cpu":
-                on_device = batch.to(device, non_blocking=True)
+                on_device = data.to(device, non_blocking=True)
                 if sleep_cycles:
                     torch.cuda._sleep(sleep_cycles)
                 del on_device
-            del batch
+            del batch, data
         if device != "cpu":
             torch.cuda.synchronize()  # the epoch ends when its device work does
         t_end = time.perf_counter_ns()
@@ -412,7 +598,12 @@ def one_epoch(torch, loader, setup, expected_batches, wait_ns):
 def measure_case(torch, setup, workers, units, args):
     from torch.utils.data import DataLoader  # noqa: PLC0415
 
-    dataset = SyntheticDataset(torch, args.samples, args.sample_bytes, units)
+    jpeg = setup["images"] is not None
+    if jpeg:
+        torch.manual_seed(args.seed)  # the crops and flips, and the workers' seeds drawn from it
+        dataset = JpegDataset(setup["images"]["files"], args.crop, args.output)
+    else:
+        dataset = SyntheticDataset(torch, args.samples, args.sample_bytes, units)
     kwargs = {"batch_size": args.batch_size, "shuffle": False, "drop_last": False,
               "num_workers": workers, "pin_memory": setup["pin_memory"],
               "persistent_workers": False}
@@ -426,15 +617,22 @@ def measure_case(torch, setup, workers, units, args):
             one_epoch(torch, loader, setup, expected_batches, [])
 
     samples_per_s, batches_per_s, epoch_ns, first_ns, wait_ns = [], [], [], [], []
+    read_ns, decode_ns, augment_ns, bytes_read = [], [], [], []
 
     def measured():
-        return {
+        out = {
             "samples_per_s": metric("samples/s", "higher", samples_per_s),
             "batches_per_s": metric("batches/s", "higher", batches_per_s),
             "epoch_time": metric("ns", "lower", epoch_ns),
             "first_batch_time": metric("ns", "lower", first_ns),
             "data_wait": metric("ns", "lower", wait_ns),
         }
+        if jpeg:  # as pinbench's jpeg source declares them
+            out["read_time"] = metric("ns", "lower", read_ns)
+            out["decode_time"] = metric("ns", "lower", decode_ns)
+            out["augment_time"] = metric("ns", "lower", augment_ns)
+            out["bytes_read"] = metric("bytes", "", bytes_read)
+        return out
 
     try:
         for _ in range(args.runs):
@@ -442,8 +640,10 @@ def measure_case(torch, setup, workers, units, args):
             run_batches = 0
             run_waits = []
             run_epochs, run_firsts = [], []
+            per_sample = {"read": [], "decode": [], "augment": [], "bytes": 0} if jpeg else None
             for _ in range(args.epochs):
-                e, f, b = one_epoch(torch, loader, setup, expected_batches, run_waits)
+                e, f, b = one_epoch(torch, loader, setup, expected_batches, run_waits,
+                                    per_sample)
                 run_ns += e
                 run_batches += b
                 run_epochs.append(float(e))
@@ -454,6 +654,11 @@ def measure_case(torch, setup, workers, units, args):
             epoch_ns.extend(run_epochs)
             first_ns.extend(run_firsts)
             wait_ns.extend(run_waits)
+            if jpeg:
+                read_ns.extend(per_sample["read"])
+                decode_ns.extend(per_sample["decode"])
+                augment_ns.extend(per_sample["augment"])
+                bytes_read.append(float(per_sample["bytes"]))
     except KeyboardInterrupt:
         raise Interrupted(measured(), len(samples_per_s)) from None
     except Exception:
@@ -497,20 +702,29 @@ def environment(torch, setup):
             "python": sys.executable,
             "intra_op_threads": torch.get_num_threads(),
             "start_method": mp.get_start_method(allow_none=True) or "default",
+            **(setup["libraries"] or {}),
         },
     }
 
 
 def write_document(args, argv, torch, setup, cases, interrupted):
+    if setup["images"] is None:
+        name = "loader-peer"
+        description = ("torch.utils.data.DataLoader over a synthetic dataset with calibrated CPU "
+                       "work per sample")
+    else:
+        name = JPEG_SCENARIO
+        description = ("torch.utils.data.DataLoader over an ImageFolder of JPEGs: file read, PIL "
+                       "decode, RandomResizedCrop + RandomHorizontalFlip + " +
+                       ("PILToTensor" if args.output == "uint8" else "ToTensor + Normalize"))
     doc = {
         **document_head(torch.__version__),
         "command_line": shlex.join([SOURCE, *argv]),
         "interrupted": interrupted,
         "environment": environment(torch, setup),
         "scenarios": [{
-            "name": "loader-peer",
-            "description": "torch.utils.data.DataLoader over a synthetic dataset with calibrated "
-                           "CPU work per sample",
+            "name": name,
+            "description": description,
             "kind": "loader",
             "source": SOURCE,
             "cases": cases,
@@ -526,18 +740,32 @@ def write_document(args, argv, torch, setup, cases, interrupted):
 
 
 def print_table(cases):
-    rows = [("case", "status", "samples/s (median)", "data_wait (median)")]
+    """samples/s and data_wait per case; with images, the per-sample read, decode and augment
+    too."""
+    per_sample = any("decode_time" in c.get("metrics", {}) for c in cases)
+    head = ["case", "status", "samples/s (median)", "data_wait (median)"]
+    if per_sample:
+        head += ["read (median)", "decode (median)", "augment (median)"]
+    rows = [head]
     for c in cases:
         m = c.get("metrics", {})
-        sps = m.get("samples_per_s", {}).get("summary", {})
-        wait = m.get("data_wait", {}).get("summary", {})
-        rows.append((c["id"], c["status"],
-                     f"{sps['median']:.0f}" if sps.get("n") else "-",
-                     format_duration_ns(wait["median"]) if wait.get("n") else "-"))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+
+        def median(name, fmt):
+            s = m.get(name, {}).get("summary", {})
+            return fmt(s["median"]) if s.get("n") else "-"
+
+        row = [c["id"], c["status"], median("samples_per_s", lambda v: f"{v:.0f}"),
+               median("data_wait", format_duration_ns)]
+        if per_sample:
+            row += [median("read_time", format_duration_ns),
+                    median("decode_time", format_duration_ns),
+                    median("augment_time", format_duration_ns)]
+        rows.append(row)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     for r in rows:
-        print(f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:>{widths[2]}}  {r[3]:>{widths[3]}}",
-              file=sys.stderr)
+        cells = [f"{r[0]:<{widths[0]}}", f"{r[1]:<{widths[1]}}"]
+        cells += [f"{v:>{w}}" for v, w in zip(r[2:], widths[2:])]
+        print("  ".join(cells), file=sys.stderr)
 
 
 # ---- main -----------------------------------------------------------------------------------
@@ -573,20 +801,141 @@ def prepare(torch, args):
     elif compute_ns:
         sleep_cycles_per_ns = calibrate_sleep_cycles_per_ns(torch)
 
-    unit_ns = calibrate_unit_ns()
-    print(f"{PROG}: calibration: one work unit ({LCG_STEPS_PER_UNIT} LCG steps in Python) = "
-          f"{unit_ns:.0f} ns; device {device}", file=sys.stderr)
+    images = args.images
+    libraries = labels = None
+    unit_ns = None
+    if images is not None:
+        libraries = image_libraries()
+        if libraries is None:
+            return None
+        labels = torch.tensor([label for _, label, _ in images["files"]], dtype=torch.int64)
+        print(f"{PROG}: {len(images['files'])} JPEG(s) of {images['dir']}, "
+              f"{images['total_bytes'] / 1e6:.1f} MB; torchvision "
+              f"{libraries['torchvision']}, Pillow {libraries['pillow']}, libjpeg-turbo "
+              f"{libraries['libjpeg_turbo'] or 'not found'}; device {device}", file=sys.stderr)
+    else:
+        unit_ns = calibrate_unit_ns()
+        print(f"{PROG}: calibration: one work unit ({LCG_STEPS_PER_UNIT} LCG steps in Python) = "
+              f"{unit_ns:.0f} ns; device {device}", file=sys.stderr)
     return {
+        "images": images,
+        "libraries": libraries,
+        "labels": labels,
+        "crop": args.crop,
+        "dtype": (torch.uint8 if args.output == "uint8" else torch.float32) if images else None,
         "device": device,
         "pin_memory": pin,
         "compute_ns": compute_ns,
         "sleep_cycles_per_ns": sleep_cycles_per_ns,
         "sleep_cycles": round(compute_ns * sleep_cycles_per_ns) if compute_ns else 0,
         "unit_ns": unit_ns,
+        "torch_version": torch.__version__,
         "samples": args.samples,
         "sample_bytes": args.sample_bytes,
         "warnings": notes,
     }
+
+
+def image_libraries():
+    """torchvision's, Pillow's and Pillow's libjpeg(-turbo)'s versions; None after one line on
+    stderr when torchvision or Pillow is missing."""
+    try:
+        import PIL  # noqa: PLC0415
+        import torchvision  # noqa: PLC0415
+        from PIL import features  # noqa: PLC0415
+    except ImportError as e:
+        print(f"{PROG}: --jpeg needs torchvision and Pillow, which {sys.executable} cannot import "
+              f"({e}); install them with `sudo apt-get install -y python3-torchvision "
+              f"python3-pil` (Debian) or `pip install torchvision pillow`", file=sys.stderr)
+        return None
+
+    def version(feature):
+        try:
+            return features.version(feature)
+        except Exception:  # noqa: BLE001 - an older Pillow without the feature
+            return None
+
+    return {"torchvision": torchvision.__version__, "pillow": PIL.__version__,
+            "libjpeg_turbo": version("libjpeg_turbo"), "libjpeg": version("jpg")}
+
+
+def jpeg_case_entry(args, setup, workers_text, workers):
+    images = setup["images"]
+    notes = list(setup["warnings"])
+    if args.samples_requested is not None and args.samples_requested > args.samples:
+        notes.append(f"--samples {args.samples_requested} is more than the folder's "
+                     f"{args.samples} JPEG(s): an epoch is those {args.samples}")
+    case = {
+        "id": f"num_workers={workers_text}",
+        "params": {
+            "dataset": {
+                "samples": args.samples,
+                "source": "jpeg",
+                "dir": images["dir"],
+                "crop": args.crop,
+                "output": args.output,
+            },
+            "batch_size": args.batch_size,
+            "num_workers": workers,
+            "prefetch_factor": args.prefetch_factor,
+            "pin_memory": setup["pin_memory"],
+            "pin_mode": "per_batch",
+            "non_blocking": setup["device"] != "cpu",
+            "shuffle": False,
+            "drop_last": False,
+            "epochs": args.epochs,
+            "compute_per_batch": format_duration_compact(setup["compute_ns"]),
+        },
+        "status": "ok",
+        "stop_reason": "max_samples",
+        "elapsed_s": 0.0,
+    }
+    if notes:
+        case["warnings"] = notes
+    libraries = setup["libraries"]
+    steps = math.ceil(args.samples / args.batch_size)
+    case["info"] = {
+        # Keys as pinbench's jpeg source writes them, then the peer's own.
+        "images": {
+            "dir": os.path.abspath(images["dir"]),
+            "generated": False,
+            "files": args.samples,
+            "file_bytes": images["total_bytes"],
+            "crop": args.crop,
+            "output": "uint8 CHW" if args.output == "uint8" else "float32 CHW, normalised",
+            "decoder": f"Pillow {libraries['pillow']} (libjpeg-turbo "
+                       f"{libraries['libjpeg_turbo'] or 'not found'})",
+            "classes": images["classes"],
+            "order": "ImageFolder: class folders sorted, files sorted; .jpg/.jpeg only",
+            "seed": args.seed,
+        },
+        "transform": {
+            "decode": 'PIL.Image.open(io.BytesIO(file bytes)).convert("RGB")',
+            "augment": f"RandomResizedCrop({args.crop}, scale=(0.08, 1.0), ratio=(3/4, 4/3)) + "
+                       "RandomHorizontalFlip() + " +
+                       ("PILToTensor()" if args.output == "uint8" else
+                        f"ToTensor() + Normalize(mean={list(IMAGENET_MEAN)}, "
+                        f"std={list(IMAGENET_STD)})"),
+        },
+        "versions": {"torch": setup["torch_version"], **libraries},
+        "batch_bytes": args.batch_size * 3 * args.crop * args.crop *
+                       (1 if args.output == "uint8" else 4),
+        "steps_per_run": steps * args.epochs,
+        "runs": args.runs,
+        "warmup": args.warmup,
+        "pin_memory_requested": args.pin_memory,
+        "timing": "host clock: epoch_time and samples_per_s from iter() (workers started) to the "
+                  "end of the epoch (workers shut down, device work done); first_batch_time from "
+                  "iter() to the first batch; data_wait: each step's time in next(); "
+                  "read_time, decode_time and augment_time: perf_counter_ns in the process that "
+                  "made the sample (a worker, or the main process with 0 workers): read = open "
+                  "and read the file, decode = PIL from the bytes in memory, augment = from the "
+                  "decoded image to the tensor; bytes_read: the file bytes read in a run",
+        "verify_note": "order and exactly-once checked on every batch as the loop receives it "
+                       "(each sample's index and label, the batch's shape and dtype, batch and "
+                       "sample counts per epoch)",
+    }
+    return case
 
 
 def case_entry(args, setup, workers_text, workers, cost_text, cost_ns):
@@ -668,36 +1017,45 @@ def main(argv=None):
         setup = prepare(torch, args)
         if setup is None:
             return 3
-        for cost_text, cost_ns in args.cpu_per_sample:
-            for workers_text, workers in args.workers:
+        if args.images is None:
+            plan = [(cost_text, cost_ns, workers_text, workers)
+                    for cost_text, cost_ns in args.cpu_per_sample
+                    for workers_text, workers in args.workers]
+        else:
+            plan = [(None, 0, workers_text, workers) for workers_text, workers in args.workers]
+        for cost_text, cost_ns, workers_text, workers in plan:
+            if args.images is None:
                 case, units = case_entry(args, setup, workers_text, workers, cost_text,
                                          cost_ns)
-                started = time.perf_counter()
-                try:
-                    # torch's own warnings (more workers than cores, ...) belong to the case.
-                    with warnings.catch_warnings(record=True) as caught:
-                        warnings.simplefilter("always")
-                        case["metrics"] = measure_case(torch, setup, workers, units, args)
-                    case["info"]["verified"] = True  # a mismatch raises instead
-                    for w in dict.fromkeys(f"torch: {w.message}" for w in caught):
-                        case.setdefault("warnings", []).append(w)
-                        print(f"{PROG}: {case['id']}: {w}", file=sys.stderr)
-                    med = case["metrics"]["samples_per_s"]["summary"]["median"]
-                    print(f"{PROG}: {case['id']}: {med:.0f} samples/s", file=sys.stderr)
-                except Interrupted as e:
-                    if e.runs > 0:  # keep a case cut short only when it has whole runs
-                        case.update(status="interrupted", stop_reason="interrupted",
-                                    metrics=e.partial)
-                        case["elapsed_s"] = time.perf_counter() - started
-                        cases.append(case)
+            else:
+                case, units = jpeg_case_entry(args, setup, workers_text, workers), 0
+            started = time.perf_counter()
+            try:
+                # torch's own warnings (more workers than cores, ...) belong to the case.
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    case["metrics"] = measure_case(torch, setup, workers, units, args)
+                case["info"]["verified"] = True  # a mismatch raises instead
+                for w in dict.fromkeys(f"torch: {w.message}" for w in caught):
+                    case.setdefault("warnings", []).append(w)
+                    print(f"{PROG}: {case['id']}: {w}", file=sys.stderr)
+                med = case["metrics"]["samples_per_s"]["summary"]["median"]
+                print(f"{PROG}: {case['id']}: {med:.0f} samples/s", file=sys.stderr)
+            except Interrupted as e:
+                if e.runs > 0:  # keep a case cut short only when it has whole runs
+                    case.update(status="interrupted", stop_reason="interrupted",
+                                metrics=e.partial)
+                    case["elapsed_s"] = time.perf_counter() - started
+                    cases.append(case)
+                raise KeyboardInterrupt from None
+            except Exception as e:  # noqa: BLE001 - one failed case does not stop the run
+                if SIGINT_SEEN[0]:
                     raise KeyboardInterrupt from None
-                except Exception as e:  # noqa: BLE001 - one failed case does not stop the run
-                    if SIGINT_SEEN[0]:
-                        raise KeyboardInterrupt from None
-                    case.update(status="error", message=f"{type(e).__name__}: {e}", metrics={})
-                    print(f"{PROG}: {case['id']}: error: {case['message']}", file=sys.stderr)
-                case["elapsed_s"] = time.perf_counter() - started
-                cases.append(case)
+                text = e.detail if isinstance(e, ImageReadError) else str(e)
+                case.update(status="error", message=f"{type(e).__name__}: {text}", metrics={})
+                print(f"{PROG}: {case['id']}: error: {case['message']}", file=sys.stderr)
+            case["elapsed_s"] = time.perf_counter() - started
+            cases.append(case)
     except KeyboardInterrupt:
         interrupted = True
         print(f"{PROG}: interrupted; writing the {len(cases)} case(s) measured", file=sys.stderr)

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""Tests scripts/peer/torch_dataloader.py: bad arguments exit 2 with one line (no torch needed);
-with torch, tiny sweeps write a pinbench.result/1 document with the cases and metrics pinbench's
-loader kind writes, to a file or to stdout, and Ctrl-C writes the cases measured and exits 130.
-Without torch the torch checks cannot run: exit 77, which ctest reports as skipped.
+"""Tests scripts/peer/torch_dataloader.py: bad arguments exit 2 with one line (no torch needed),
+a missing or empty --jpeg folder too; with torch, tiny sweeps write a pinbench.result/1 document
+with the cases and metrics pinbench's loader kind writes, to a file or to stdout, and Ctrl-C
+writes the cases measured and exits 130; --jpeg over a small generated ImageFolder writes
+scenario loader-jpeg-workers with decode_time, augment_time and bytes_read, and a truncated JPEG
+fails its cases naming the file. Without torch the torch checks cannot run (without torchvision
+or Pillow, the --jpeg ones): exit 77, which ctest reports as skipped.
 Exit 0 on success; otherwise a message per failed check and exit 1."""
 
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -14,6 +18,7 @@ import sys
 import tempfile
 import time
 
+SYSTEM_PYTHON = "/usr/bin/python3"  # where Debian's python3-torch and python3-pil land
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "scripts", "peer", "torch_dataloader.py")
 SKIP = 77
@@ -50,6 +55,35 @@ def check_argument_errors():
         (["--compute-per-batch", "fast"], "not a duration"),
         (["--device", "tpu"], "invalid choice"),
         (["--bogus"], "unrecognized"),
+    ]
+    for args, expected in bad:
+        r = run(*args, "--out", os.devnull)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 2, f"{args}: exit {r.returncode}, expected 2; stderr {r.stderr!r}")
+        check(len(lines) == 1, f"{args}: expected one line on stderr, got {r.stderr!r}")
+        check(expected in r.stderr, f"{args}: stderr lacks {expected!r}: {r.stderr!r}")
+        check(r.stdout == "", f"{args}: wrote to stdout: {r.stdout!r}")
+
+
+def check_jpeg_argument_errors(tmp):
+    """A --jpeg folder that is missing, not a folder, or without JPEGs in class folders, and the
+    options that do not go with --jpeg (or only with it): exit 2, one line naming the problem,
+    before torch is imported."""
+    empty = os.path.join(tmp, "no-jpegs")
+    os.makedirs(os.path.join(empty, "cats"))
+    with open(os.path.join(empty, "cats", "notes.txt"), "w", encoding="utf-8") as f:
+        f.write("not an image\n")
+    missing = os.path.join(tmp, "no-such-folder")
+    bad = [
+        (["--jpeg", missing], f"--jpeg {missing}: no such folder"),
+        (["--jpeg", os.path.join(empty, "cats", "notes.txt")], "not a folder"),
+        (["--jpeg", empty], f"--jpeg {empty}: no .jpg/.jpeg file"),
+        (["--jpeg", empty, "--cpu-per-sample", "0us"], "--cpu-per-sample does not apply"),
+        (["--jpeg", empty, "--sample-bytes", "4KiB"], "--sample-bytes does not apply"),
+        (["--crop", "64"], "--crop applies only with --jpeg"),
+        (["--output", "uint8"], "--output applies only with --jpeg"),
+        (["--jpeg", empty, "--output", "png"], "invalid choice"),
+        (["--jpeg", empty, "--crop", "0"], ">= 1"),
     ]
     for args, expected in bad:
         r = run(*args, "--out", os.devnull)
@@ -235,13 +269,167 @@ def check_interrupt(tmp):
     check(len(cases) <= 2, f"interrupt: {len(cases)} cases, expected at most 2")
 
 
+# Makes an ImageFolder of 2 classes x 8 photo-sized JPEGs (a gradient, gaussian noise of a
+# different strength per image, so that every file has its own size), one named .JPEG, beside
+# files ImageFolder's JPEG scan must pass over. Pillow only: run by whichever python has it.
+MAKE_IMAGES = r"""
+import os, sys
+from PIL import Image, ImageChops
+root = sys.argv[1]
+grad = Image.linear_gradient("L").resize((500, 375))
+other = grad.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+for c, name in enumerate(("bird", "cat")):
+    os.makedirs(os.path.join(root, name))
+    with open(os.path.join(root, name, "labels.txt"), "w") as f:
+        f.write("not an image")
+    for i in range(8):
+        noise = Image.effect_noise((500, 375), 10 + 5 * i + 3 * c)
+        img = Image.merge("RGB", (grad, ImageChops.blend(other, noise, 0.5), noise))
+        ext = ".JPEG" if (c, i) == (1, 5) else ".jpg"
+        img.save(os.path.join(root, name, f"{i:03d}{ext}"), quality=90)
+Image.new("RGB", (64, 48)).save(os.path.join(root, "outside-a-class.jpg"))
+"""
+
+
+def python_with_pil():
+    for python in (sys.executable, SYSTEM_PYTHON):
+        if os.path.exists(python) and subprocess.run(
+                [python, "-c", "import PIL.Image"], capture_output=True, check=False,
+                timeout=60).returncode == 0:
+            return python
+    return None
+
+
+def image_files(folder):
+    """The JPEGs ImageFolder would load, in its order: (path, size)."""
+    out = []
+    for cls in sorted(e.name for e in os.scandir(folder) if e.is_dir()):
+        for name in sorted(os.listdir(os.path.join(folder, cls))):
+            if name.lower().endswith((".jpg", ".jpeg")):
+                path = os.path.join(folder, cls, name)
+                out.append((path, os.path.getsize(path)))
+    return out
+
+
+def check_jpeg(tmp):
+    """--jpeg over 16 generated images: cases num_workers=0 and =2 of scenario
+    loader-jpeg-workers, one read_time, decode_time and augment_time sample per image per run,
+    bytes_read the folder's JPEG bytes per run; --samples takes the first images in ImageFolder
+    order; a truncated JPEG fails each case with its path and PIL's message, and the run goes
+    on.
+    Returns False when the jpeg checks cannot run here (no Pillow or torchvision)."""
+    python = python_with_pil()
+    if python is None:
+        return False
+    folder = os.path.join(tmp, "images")
+    r = subprocess.run([python, "-c", MAKE_IMAGES, folder], capture_output=True, text=True,
+                       timeout=120, check=False)
+    if not check(r.returncode == 0, f"jpeg: making the images failed: {r.stderr}"):
+        return True
+    files = image_files(folder)
+    check(len(files) == 16, f"jpeg: {len(files)} images generated, expected 16")
+    total = sum(size for _, size in files)
+
+    out = os.path.join(tmp, "jpeg.json")
+    r = run("--jpeg", folder, "--workers", "0,2", "--batch-size", "4", "--runs", "2",
+            "--warmup", "0", "--out", out)
+    if r.returncode == 3 and "--jpeg needs torchvision and Pillow" in r.stderr:
+        return False
+    if not check(r.returncode == 0, f"jpeg: exit {r.returncode}, stderr {r.stderr}"):
+        return True
+    check("read (median)" in r.stderr and "decode (median)" in r.stderr and
+          "augment (median)" in r.stderr,
+          f"jpeg: no read/decode/augment columns in the table: {r.stderr!r}")
+    with open(out, encoding="utf-8") as f:
+        doc = json.load(f)
+    s = doc["scenarios"][0]
+    check(s.get("name") == "loader-jpeg-workers" and s.get("kind") == "loader",
+          f"jpeg: scenario {s.get('name')!r} kind {s.get('kind')!r}")
+    ids = [c.get("id") for c in s.get("cases", [])]
+    check(ids == ["num_workers=0", "num_workers=2"], f"jpeg: case ids {ids}")
+    for c in s.get("cases", []):
+        cid = f"jpeg {c.get('id')}"
+        check(c.get("status") == "ok", f"{cid}: status {c.get('status')!r} {c.get('message')}")
+        ds = c.get("params", {}).get("dataset", {})
+        check(ds.get("source") == "jpeg" and ds.get("samples") == 16 and ds.get("crop") == 224
+              and ds.get("output") == "float32", f"{cid}: params.dataset {ds}")
+        info = c.get("info", {})
+        images = info.get("images", {})
+        check(images.get("files") == 16 and images.get("classes") == 2 and
+              images.get("file_bytes") == total and images.get("dir") == folder,
+              f"{cid}: info.images {images}, expected 16 images in 2 classes, {total} bytes")
+        versions = info.get("versions", {})
+        check(all(versions.get(k) for k in ("torch", "torchvision", "pillow")),
+              f"{cid}: info.versions {versions}")
+        check(info.get("verified") is True, f"{cid}: info.verified {info.get('verified')!r}")
+        m = c.get("metrics", {})
+        check_metric(f"{cid} samples_per_s", m.get("samples_per_s"), "samples/s", "higher", 2)
+        check_metric(f"{cid} batches_per_s", m.get("batches_per_s"), "batches/s", "higher", 2)
+        check_metric(f"{cid} epoch_time", m.get("epoch_time"), "ns", "lower", 2)
+        check_metric(f"{cid} first_batch_time", m.get("first_batch_time"), "ns", "lower", 2)
+        check_metric(f"{cid} data_wait", m.get("data_wait"), "ns", "lower", 8)  # 4 steps x 2
+        # One per image per run, timed where the image was made (a worker with num_workers=2).
+        check_metric(f"{cid} read_time", m.get("read_time"), "ns", "lower", 32)
+        check_metric(f"{cid} decode_time", m.get("decode_time"), "ns", "lower", 32)
+        check_metric(f"{cid} augment_time", m.get("augment_time"), "ns", "lower", 32)
+        check_metric(f"{cid} bytes_read", m.get("bytes_read"), "bytes", "", 2)
+        read = (m.get("bytes_read") or {}).get("samples") or []
+        check(read == [total, total], f"{cid}: bytes_read {read}, expected {total} per run")
+        for name in ("samples_per_s", "read_time", "decode_time", "augment_time"):
+            values = (m.get(name) or {}).get("samples") or [0]
+            check(all(x > 0 for x in values), f"{cid}: {name} not all positive: {values}")
+
+    # uint8 output, a small crop, the first 5 images only: to stdout.
+    r = run("--jpeg", folder, "--workers", "0", "--output", "uint8", "--crop", "64",
+            "--samples", "5", "--batch-size", "2", "--runs", "1", "--warmup", "0", "--out", "-")
+    if check(r.returncode == 0, f"jpeg uint8: exit {r.returncode}, stderr {r.stderr}"):
+        c = json.loads(r.stdout)["scenarios"][0]["cases"][0]
+        m = c["metrics"]
+        first5 = sum(size for _, size in files[:5])
+        check(c["params"]["dataset"]["output"] == "uint8" and c["params"]["dataset"]["crop"] == 64
+              and c["params"]["dataset"]["samples"] == 5, f"jpeg uint8: params {c['params']}")
+        check(len(m["decode_time"]["samples"]) == 5 and m["bytes_read"]["samples"] == [first5],
+              f"jpeg uint8: decode_time n {len(m['decode_time']['samples'])}, bytes_read "
+              f"{m['bytes_read']['samples']}, expected 5 and [{first5}] (the first 5 images)")
+        check(len(m["data_wait"]["samples"]) == 3, f"jpeg uint8: data_wait {m['data_wait']}")
+
+    # A truncated JPEG (the 3rd of the second class): each case fails naming it; the run goes on.
+    bad_folder = os.path.join(tmp, "bad-images")
+    shutil.copytree(folder, bad_folder)
+    bad = os.path.join(bad_folder, "cat", "002.jpg")
+    with open(bad, "r+b") as f:
+        f.truncate(os.path.getsize(bad) // 2)
+    out = os.path.join(tmp, "jpeg-bad.json")
+    r = run("--jpeg", bad_folder, "--workers", "0,2", "--batch-size", "4", "--runs", "1",
+            "--warmup", "0", "--out", out)
+    check(r.returncode == 1, f"jpeg truncated: exit {r.returncode}, expected 1; {r.stderr}")
+    if check(os.path.exists(out), f"jpeg truncated: no result file; stderr {r.stderr}"):
+        with open(out, encoding="utf-8") as f:
+            cases = json.load(f)["scenarios"][0]["cases"]
+        check([c["id"] for c in cases] == ["num_workers=0", "num_workers=2"],
+              f"jpeg truncated: cases {[c['id'] for c in cases]}")
+        for c in cases:
+            message = c.get("message", "")
+            check(c["status"] == "error" and bad in message and "truncated" in message and
+                  "\n" not in message,
+                  f"jpeg truncated: {c['id']}: status {c['status']}, message {message!r}")
+    return True
+
+
 def main():
     started = time.monotonic()
     check_argument_errors()
     with tempfile.TemporaryDirectory() as tmp:
+        check_jpeg_argument_errors(tmp)
         check_tiny_sweep(tmp)
         check_stdout()
         check_interrupt(tmp)
+        jpeg_ran = check_jpeg(tmp)
+
+    if not jpeg_ran and not failures:
+        print("SKIPPED: the --jpeg checks need Pillow and torchvision beside torch; every other "
+              "check passed")
+        return SKIP
 
     for message in failures:
         print(f"FAIL: {message}", file=sys.stderr)
