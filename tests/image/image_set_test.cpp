@@ -20,32 +20,14 @@
 #include "core/interrupt.hpp"
 #include "image/image_set.hpp"
 #include "image/jpeg.hpp"
+#include "scratch_dir.hpp"
 
 using namespace pinbench;
 using namespace pinbench::image;
 namespace fs = std::filesystem;
+using pinbench::testing::scratch_dir;
 
 namespace {
-
-class scratch_dir {
- public:
-  explicit scratch_dir(const std::string& tag)
-      : path_(fs::temp_directory_path() /
-              ("pinbench-image-set-" + tag + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~scratch_dir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  scratch_dir(const scratch_dir&) = delete;
-  scratch_dir& operator=(const scratch_dir&) = delete;
-  [[nodiscard]] const fs::path& path() const noexcept { return path_; }
-
- private:
-  fs::path path_;
-};
 
 /// Sets (or, with nullopt, unsets) an environment variable for its lifetime.
 class env_override {
@@ -205,7 +187,7 @@ TEST_CASE("image set: synthetic pictures are deterministic and compress like pho
 
 TEST_CASE("image set: a generated set is an ImageFolder, made once, deterministic",
           "[image][image_set]") {
-  const scratch_dir cache_dir("generated");
+  const scratch_dir cache_dir("image-set-generated");
   const env_override cache("PINBENCH_CACHE_DIR", cache_dir.path().string());
   const generated_spec spec = small_spec(1);
 
@@ -289,7 +271,7 @@ TEST_CASE("image set: a generated set is an ImageFolder, made once, deterministi
 }
 
 TEST_CASE("image set: a spec that describes no images is an input error", "[image][image_set]") {
-  const scratch_dir cache_dir("bad-spec");
+  const scratch_dir cache_dir("image-set-bad-spec");
   const env_override cache("PINBENCH_CACHE_DIR", cache_dir.path().string());
   generated_spec spec = small_spec(1);
   spec.images = 0;
@@ -307,7 +289,7 @@ TEST_CASE("image set: a spec that describes no images is an input error", "[imag
 }
 
 TEST_CASE("image set: a damaged cached set is reported, not used", "[image][image_set]") {
-  const scratch_dir cache_dir("damaged");
+  const scratch_dir cache_dir("image-set-damaged");
   const env_override cache("PINBENCH_CACHE_DIR", cache_dir.path().string());
   const generated_spec spec = small_spec(5);
   const image_list list = ensure_generated(spec);
@@ -323,7 +305,7 @@ TEST_CASE("image set: a damaged cached set is reported, not used", "[image][imag
 }
 
 TEST_CASE("image set: Ctrl-C during generation leaves nothing behind", "[image][image_set]") {
-  const scratch_dir cache_dir("interrupt");
+  const scratch_dir cache_dir("image-set-interrupt");
   const env_override cache("PINBENCH_CACHE_DIR", cache_dir.path().string());
   const interrupt_reset reset;
   request_interrupt();
@@ -337,7 +319,7 @@ TEST_CASE("image set: Ctrl-C during generation leaves nothing behind", "[image][
 
 TEST_CASE("image set: a cache that cannot be written is an environment error naming it",
           "[image][image_set]") {
-  const scratch_dir scratch("unwritable");
+  const scratch_dir scratch("image-set-unwritable");
   // A file where the cache folder's parent should be: no folder can be made under it, even as
   // root (who may write anywhere else).
   write_text(scratch.path() / "file", "not a folder");
@@ -354,7 +336,7 @@ TEST_CASE("image set: a cache that cannot be written is an environment error nam
 }
 
 TEST_CASE("image set: a user's folder is read in ImageFolder order", "[image][image_set]") {
-  const scratch_dir scratch("scan");
+  const scratch_dir scratch("image-set-scan");
   const fs::path root = scratch.path() / "data";
   write_text(root / "b_class" / "z.JPG", "zz");
   write_text(root / "b_class" / "a.jpeg", "aaa");
@@ -398,7 +380,7 @@ TEST_CASE("image set: a user's folder is read in ImageFolder order", "[image][im
 
 TEST_CASE("image set: a missing, empty or wrong folder is an input error at its JSON path",
           "[image][image_set]") {
-  const scratch_dir scratch("scan-errors");
+  const scratch_dir scratch("image-set-scan-errors");
   const auto message_of = [](const fs::path& dir) -> std::string {
     try {
       (void)scan_image_folder(dir, 0, "scenario.json", "datasets[0].path");

@@ -18,9 +18,11 @@
 
 #include "image/image_set.hpp"
 #include "image/jpeg.hpp"
+#include "scratch_dir.hpp"
 
 using namespace pinbench::image;
 namespace fs = std::filesystem;
+using pinbench::testing::scratch_dir;
 
 namespace {
 
@@ -92,26 +94,6 @@ std::string image_error_of(Call&& call) {
   return "(no image_error)";
 }
 
-class scratch_dir {
- public:
-  explicit scratch_dir(const std::string& tag)
-      : path_(fs::temp_directory_path() /
-              ("pinbench-jpeg-" + tag + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~scratch_dir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  scratch_dir(const scratch_dir&) = delete;
-  scratch_dir& operator=(const scratch_dir&) = delete;
-  [[nodiscard]] const fs::path& path() const noexcept { return path_; }
-
- private:
-  fs::path path_;
-};
-
 }  // namespace
 
 TEST_CASE("jpeg: an encoded synthetic image decodes to nearly the same pixels", "[image][jpeg]") {
@@ -160,7 +142,7 @@ TEST_CASE("jpeg: the reference file decodes to fixed pixels, as PIL decodes it",
 }
 
 TEST_CASE("jpeg: a truncated file fails with libjpeg-turbo's message", "[image][jpeg]") {
-  const scratch_dir dir("truncated");
+  const scratch_dir dir("jpeg-truncated");
   const std::vector<std::byte> whole = encode_jpeg(synthesize_image(120, 90, 3), 90);
   const fs::path path = dir.path() / "truncated.jpg";
   write_bytes(path, std::vector<std::byte>(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(whole.size() / 2)));

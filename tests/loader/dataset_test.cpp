@@ -16,34 +16,15 @@
 #include "loader/dataset.hpp"
 #include "loader/loader.hpp"
 #include "loader_support.hpp"
+#include "scratch_dir.hpp"
 
 using namespace pinbench;
 using namespace pinbench::loader;
 using namespace pinbench::loader::testing;
 namespace fs = std::filesystem;
+using pinbench::testing::scratch_dir;
 
 namespace {
-
-/// A fresh directory under the temporary directory, removed with everything in it at scope exit.
-class scratch_dir {
- public:
-  explicit scratch_dir(const std::string& tag)
-      : path_(fs::temp_directory_path() /
-              ("pinbench-loader-" + tag + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~scratch_dir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  scratch_dir(const scratch_dir&) = delete;
-  scratch_dir& operator=(const scratch_dir&) = delete;
-  [[nodiscard]] const fs::path& path() const noexcept { return path_; }
-
- private:
-  fs::path path_;
-};
 
 std::vector<std::byte> raw(const dataset& data, std::uint64_t index) {
   std::vector<std::byte> out(data.sample_bytes());
@@ -90,7 +71,7 @@ TEST_CASE("dataset: produce writes the raw bytes and a header with index and che
 
 TEST_CASE("dataset: the file source holds the same bytes as the memory source, nothing is left",
           "[loader]") {
-  const scratch_dir dir("file");
+  const scratch_dir dir("loader-file");
   dataset_spec spec = small_spec(48, 1000, 1000);
   const dataset memory(spec);
 
@@ -120,7 +101,7 @@ TEST_CASE("dataset: the file source holds the same bytes as the memory source, n
 
 TEST_CASE("dataset: a cold cache evicts the file's pages and reads the same bytes again",
           "[loader]") {
-  const scratch_dir dir("cold");
+  const scratch_dir dir("loader-cold");
   dataset_spec spec = small_spec(16, 4096);
   const dataset memory(spec);
   spec.source = dataset_spec::source_kind::file;
