@@ -7,6 +7,8 @@
 #include <cstring>
 #include <mutex>
 
+#include <fmt/format.h>
+
 #include <cuda_runtime_api.h>
 
 #include "core/error.hpp"
@@ -311,9 +313,10 @@ class cuda_backend final : public backend {
   [[nodiscard]] std::vector<std::string> warnings() const override {
     std::lock_guard lock(warnings_mutex_);
     if (gates_->take_timeouts() > 0)
-      add_warning_locked("a gate kernel was not released within " +
-                         std::to_string(gate_pool::kernel_timeout_ns / 1'000'000'000) +
-                         " s and let its stream go on: timings taken behind it are not valid");
+      add_warning_locked(fmt::format(  // fmt: GCC 12 -O3 misreads the string '+' chain
+          "a gate kernel was not released within {} s and let its stream go on: timings taken "
+          "behind it are not valid",
+          gate_pool::kernel_timeout_ns / 1'000'000'000));
     return warnings_;
   }
 
