@@ -47,9 +47,11 @@ run_kind() {
   local kind=$1 dir="$root/build-$1"
   echo "sanitize.sh: $kind: configure and build ($dir)" >&2
   if [ ! -f "$dir/CMakeCache.txt" ]; then
-    (cd "$root" && cmake --preset "$kind" >&2)
+    (cd "$root" && cmake --preset "$kind" >&2) || return 1
   fi
-  cmake --build "$dir" -j "$JOBS" >&2
+  # Explicit returns: set -e does not apply inside a function called as an if condition, and a
+  # failed build must not go on to report a suite of NOT_BUILT tests.
+  cmake --build "$dir" -j "$JOBS" >&2 || return 1
   local env_vars=()
   if [ "$kind" = asan ]; then env_vars=("${asan_env[@]}"); else env_vars=("${tsan_env[@]}"); fi
   # TSan maps its shadow memory at fixed addresses. Kernels that randomise mmap with more bits

@@ -3,13 +3,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "test_paths.hpp"
 
 namespace pinbench::testing {
 
@@ -21,10 +22,10 @@ struct outcome {
 
 /// Runs `pinbench ARGS` (shell words) and captures its exit code, stdout and stderr.
 inline outcome run_pinbench(const std::string& args) {
-  const std::filesystem::path err_file =
-      std::filesystem::temp_directory_path() /
-      ("pinbench-cli-test.stderr." + std::to_string(::getpid()));
-  const std::string cmd = std::string(PINBENCH_EXE) + " " + args + " 2>" + err_file.string();
+  const std::filesystem::path err_file = std::filesystem::temp_directory_path() /
+                                         ("pinbench-cli-test.stderr." + std::to_string(::getpid()));
+  const std::string cmd =
+      pinbench::testing::pinbench_exe() + " " + args + " 2>" + err_file.string();
   outcome o;
   FILE* p = ::popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);

@@ -9,11 +9,13 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include "test_paths.hpp"
 
 namespace pinbench::testing {
 
 inline std::filesystem::path golden_path(const std::string& name) {
-  return std::filesystem::path(PINBENCH_SOURCE_DIR) / "tests" / "data" / "golden" / name;
+  return std::filesystem::path(pinbench::testing::source_dir()) / "tests" / "data" / "golden" /
+         name;
 }
 
 inline void check_golden(const std::string& name, const std::string& actual) {

@@ -9,6 +9,7 @@
 
 #include "alloc/workload.hpp"
 #include "core/error.hpp"
+#include "test_paths.hpp"
 
 using namespace pinbench;
 using namespace pinbench::alloc;
@@ -17,7 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string fixture(const std::string& name) {
-  return std::string(PINBENCH_SOURCE_DIR) + "/tests/data/traces/" + name;
+  return pinbench::testing::source_dir() + "/tests/data/traces/" + name;
 }
 
 std::vector<event> read_all(const std::string& path) {

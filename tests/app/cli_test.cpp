@@ -1,32 +1,38 @@
 // End-to-end checks of the pinbench executable: exit codes, one-line errors, nothing written.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
+#include "test_paths.hpp"
 
 namespace fs = std::filesystem;
 using pinbench::testing::run_pinbench;
 
 namespace {
 
-std::string data(const std::string& rel) { return std::string(PINBENCH_SOURCE_DIR) + "/tests/data/" + rel; }
+std::string data(const std::string& rel) {
+  return pinbench::testing::source_dir() + "/tests/data/" + rel;
+}
 
-fs::path temp_dir(const std::string& name) { return pinbench::testing::fresh_dir("cli-" + name); }
+fs::path temp_dir(const std::string& name) {
+  return pinbench::testing::fresh_dir("cli-" + name);
+}
 
 std::size_t line_count(const std::string& s) {
   return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n'));
 }
 
-const char* k_tiny = " --set bytes=64KiB --set sampling.min_samples=2 --set sampling.min_time=0"
-                     " --set sampling.warmup=0 --set sampling.timeout=1s --quiet";
+const char* k_tiny =
+    " --set bytes=64KiB --set sampling.min_samples=2 --set sampling.min_time=0"
+    " --set sampling.warmup=0 --set sampling.timeout=1s --quiet";
 
 }  // namespace
 
@@ -90,7 +96,8 @@ TEST_CASE("run writes a parseable pinbench.result/1 with raw samples and the env
           "[app][cli]") {
   const fs::path dir = temp_dir("ok");
   const std::string out = (dir / "r.json").string();
-  const auto o = run_pinbench(std::string("run builtin:transfer-modes --backend host --out ") + out + k_tiny);
+  const auto o =
+      run_pinbench(std::string("run builtin:transfer-modes --backend host --out ") + out + k_tiny);
   REQUIRE(o.code == 0);
   CHECK(o.out.find("transfer-modes") != std::string::npos);
   CHECK(o.out.find("host") != std::string::npos);
@@ -122,7 +129,7 @@ TEST_CASE("out - writes the JSON to stdout, --format csv writes CSV", "[app][cli
 }
 
 TEST_CASE("validate, list and info answer without measuring", "[app][cli]") {
-  auto o = run_pinbench("validate " + std::string(PINBENCH_SOURCE_DIR) + "/scenarios");
+  auto o = run_pinbench("validate " + pinbench::testing::source_dir() + "/scenarios");
   CHECK(o.code == 0);
   CHECK(o.out.find("transfer-size") != std::string::npos);
   o = run_pinbench("list");

@@ -15,6 +15,7 @@
 
 #include "cli_runner.hpp"
 #include "gate/fixtures.hpp"
+#include "test_paths.hpp"
 
 namespace fs = std::filesystem;
 using namespace pinbench;
@@ -227,9 +228,10 @@ TEST_CASE("compare: malformed inputs and bad options give exit 2 and one line", 
 TEST_CASE("ci-gate.sh: a missing baseline is exit 3 with the command that creates one",
           "[app][compare]") {
   const auto dir = fresh_dir("ci-gate-missing");
-  const std::string cmd = "PINBENCH=" + std::string(PINBENCH_EXE) +
-                          " GATE_OUT=" + (dir / "out").string() + " " + PINBENCH_SOURCE_DIR +
-                          "/scripts/ci-gate.sh " + (dir / "baseline.json").string() + " 2>&1";
+  const std::string cmd = "PINBENCH=" + pinbench::testing::pinbench_exe() +
+                          " GATE_OUT=" + (dir / "out").string() + " " +
+                          pinbench::testing::source_dir() + "/scripts/ci-gate.sh " +
+                          (dir / "baseline.json").string() + " 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   std::string out;
@@ -255,9 +257,9 @@ TEST_CASE("ci-gate.sh: runs a suite, compares, writes Markdown and JUnit, append
   REQUIRE(run_pinbench("run" + tiny + " --quiet --out " + base).code == 0);
   const auto summary = dir / "summary.md";
   const std::string cmd =
-      "PINBENCH=" + std::string(PINBENCH_EXE) + " GATE_OUT=" + (dir / "gate").string() +
+      "PINBENCH=" + pinbench::testing::pinbench_exe() + " GATE_OUT=" + (dir / "gate").string() +
       " GITHUB_STEP_SUMMARY=" + summary.string() + " COMPARE_ARGS='--fail-on never' " +
-      PINBENCH_SOURCE_DIR + "/scripts/ci-gate.sh " + base + tiny + " >/dev/null 2>&1";
+      pinbench::testing::source_dir() + "/scripts/ci-gate.sh " + base + tiny + " >/dev/null 2>&1";
   const int status = std::system(cmd.c_str());
   CHECK(WEXITSTATUS(status) == 0);  // --fail-on never: a noisy machine cannot fail this
   for (const char* name : {"current.json", "compare.json", "compare.md", "junit.xml"})
@@ -294,8 +296,8 @@ TEST_CASE("compare: a folder of results, or --baseline, is one side with each fi
     CHECK(j["warnings"].dump().find("the baseline is one run") != std::string::npos);
   }
   SECTION("--baseline adds files to BASE, and a slower current still fails") {
-    const auto o = run_pinbench("compare " + f.base + " --baseline " + f.same + " " + f.slower +
-                                " --out -");
+    const auto o =
+        run_pinbench("compare " + f.base + " --baseline " + f.same + " " + f.slower + " --out -");
     CHECK(o.code == 1);
     const auto j = nlohmann::json::parse(o.out);
     CHECK(j["rows"][0]["base"]["rounds"] == 2);
@@ -323,11 +325,11 @@ TEST_CASE("ci-gate.sh --ab: alternates two binaries, one round per process, and 
       " builtin:transfer-modes --backend host --set bytes=64KiB --set sampling.min_samples=3"
       " --set sampling.max_samples=3 --set sampling.min_time=0 --set sampling.warmup=0"
       " --set sampling.timeout=1s";
-  const std::string exe = PINBENCH_EXE;
+  const std::string exe = pinbench::testing::pinbench_exe();
   const std::string cmd = "PINBENCH=" + exe + " GATE_OUT=" + (dir / "gate").string() +
-                          " GATE_ROUNDS=2 COMPARE_ARGS='--fail-on never' " + PINBENCH_SOURCE_DIR +
-                          "/scripts/ci-gate.sh --ab " + exe + " " + exe + tiny +
-                          " >/dev/null 2>&1";
+                          " GATE_ROUNDS=2 COMPARE_ARGS='--fail-on never' " +
+                          pinbench::testing::source_dir() + "/scripts/ci-gate.sh --ab " + exe +
+                          " " + exe + tiny + " >/dev/null 2>&1";
   const int status = std::system(cmd.c_str());
   CHECK(WEXITSTATUS(status) == 0);
   for (const char* name : {"old/round-1.json", "old/round-2.json", "new/round-1.json",

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
+#include "test_paths.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -80,7 +81,9 @@ std::string slurp(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
-void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+void write(const fs::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+}
 
 // Leftovers of write_file_atomic or check_writable in a directory.
 std::vector<std::string> temp_files(const fs::path& dir) {
@@ -151,7 +154,7 @@ struct child {
 };
 
 child spawn(const std::vector<std::string>& args, const fs::path& out, const fs::path& err) {
-  std::vector<std::string> argv{PINBENCH_EXE};
+  std::vector<std::string> argv{pinbench::testing::pinbench_exe()};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
@@ -215,11 +218,10 @@ TEST_CASE("faults: device memory runs out: counted by the allocator, a failed ca
   const fs::path out = dir / "r.json";
 
   SECTION("allocator: the emulated device's capacity (--host-capacity) is exhausted") {
-    write(dir / "a.json",
-          scenario("oom-alloc", "allocator",
-                   R"({"layers": 4, "activation_bytes": "16MiB", "iterations": 2,
+    write(dir / "a.json", scenario("oom-alloc", "allocator",
+                                   R"({"layers": 4, "activation_bytes": "16MiB", "iterations": 2,
                        "device_memory": 0})",
-                   "", k_short));
+                                   "", k_short));
     const auto o = run_pinbench("run " + (dir / "a.json").string() +
                                 " --backend host --host-capacity 48MiB --out " + out.string());
     INFO(o.err);
@@ -301,8 +303,8 @@ TEST_CASE("faults: --host-fault gate-timeouts=N: void samples are taken again, o
           "[app][faults]") {
   const fs::path dir = fresh_dir("faults-gate");
   const fs::path out = dir / "r.json";
-  write(dir / "t.json", scenario("gated", "transfer", R"({"bytes": "256KiB", "memory": "pinned"})",
-                                 "{}", k_short));
+  write(dir / "t.json",
+        scenario("gated", "transfer", R"({"bytes": "256KiB", "memory": "pinned"})", "{}", k_short));
   // Two gates time out: those two samples are void and measured again; the case is ok.
   auto o = run_pinbench("run " + (dir / "t.json").string() +
                         " --backend host --host-fault gate-timeouts=2 --out " + out.string());
@@ -322,8 +324,8 @@ TEST_CASE("faults: --host-fault gate-timeouts=N: void samples are taken again, o
   CHECK(o.code == 1);
   j = read_json(out);
   CHECK(j["scenarios"][0]["cases"][0]["status"] == "error");
-  CHECK(j["scenarios"][0]["cases"][0]["message"].get<std::string>().find(
-            "gate was not released") != std::string::npos);
+  CHECK(j["scenarios"][0]["cases"][0]["message"].get<std::string>().find("gate was not released") !=
+        std::string::npos);
 
   const auto bad = run_pinbench("run builtin:transfer-modes --host-fault gate-timeouts=0");
   CHECK(bad.code == 2);
@@ -337,8 +339,9 @@ TEST_CASE("faults: --host-fault no-host-register: registered cases are skipped w
   const fs::path out = dir / "r.json";
   write(dir / "t.json", scenario("reg", "transfer", R"({"bytes": "256KiB"})",
                                  R"({"memory": ["pinned", "registered"]})", k_short));
-  const auto o = run_pinbench("run " + (dir / "t.json").string() +
-                              " --backend host --host-fault no-host-register --out " + out.string());
+  const auto o =
+      run_pinbench("run " + (dir / "t.json").string() +
+                   " --backend host --host-fault no-host-register --out " + out.string());
   INFO(o.err);
   REQUIRE(o.code == 0);  // skipped is neither passed nor failed
   CHECK(o.out.find("skipped") != std::string::npos);
@@ -376,10 +379,10 @@ TEST_CASE("faults: a real RLIMIT_MEMLOCK of 64 KiB: warnings name it, pinned_lim
   const fs::path in = dir / "in";  // scenarios only: a directory input loads every *.json
   fs::create_directories(in);
   write(in / "t.json", scenario("memlock-transfer", "transfer",
-                                 R"({"memory": "pinned", "bytes": "1MiB"})", "", k_short));
+                                R"({"memory": "pinned", "bytes": "1MiB"})", "", k_short));
   write(in / "u.json", scenario("memlock-loader", "loader", k_small_loader, "", k_short));
-  auto o = run_shell(wrap + PINBENCH_EXE + " run " + in.string() + " --backend host --out " +
-                     out.string());
+  auto o = run_shell(wrap + pinbench::testing::pinbench_exe() + " run " + in.string() +
+                     " --backend host --out " + out.string());
   INFO(o.err);
   REQUIRE(o.code == 0);
   auto j = read_json(out);
@@ -391,12 +394,12 @@ TEST_CASE("faults: a real RLIMIT_MEMLOCK of 64 KiB: warnings name it, pinned_lim
 
   // The loader's pinned_limit: the failed case quotes both limits.
   write(in / "u.json", scenario("memlock-loader", "loader",
-                                 k_small_loader.substr(0, k_small_loader.rfind('}')) +
-                                     R"(, "pinned_limit": "4KiB"})",
-                                 "", k_short));
+                                k_small_loader.substr(0, k_small_loader.rfind('}')) +
+                                    R"(, "pinned_limit": "4KiB"})",
+                                "", k_short));
   fs::remove(in / "t.json");
-  o = run_shell(wrap + PINBENCH_EXE + " run " + in.string() + " --backend host --out " +
-                out.string());
+  o = run_shell(wrap + pinbench::testing::pinbench_exe() + " run " + in.string() +
+                " --backend host --out " + out.string());
   CHECK(o.code == 1);
   j = read_json(out);
   const auto msg = j["scenarios"][0]["cases"][0]["message"].get<std::string>();
@@ -412,12 +415,11 @@ TEST_CASE("faults: a loader worker that throws fails its case; the next case run
   const fs::path dir = fresh_dir("faults-worker");
   const fs::path out = dir / "r.json";
   // Sample 40 exists only in the 64-sample dataset: that case fails, the 32-sample one not.
-  write(dir / "u.json",
-        scenario("worker", "loader",
-                 R"({"dataset": {"sample_bytes": "1KiB", "cpu_per_sample": "1us",
+  write(dir / "u.json", scenario("worker", "loader",
+                                 R"({"dataset": {"sample_bytes": "1KiB", "cpu_per_sample": "1us",
                                  "fail_at_sample": 40}, "batch_size": 8, "num_workers": 2,
                      "compute_per_batch": "100us"})",
-                 R"({"dataset.samples": [64, 32]})", k_short));
+                                 R"({"dataset.samples": [64, 32]})", k_short));
   const auto o = run_pinbench("run " + dir.string() + " --backend host --out " + out.string());
   INFO(o.err);
   CHECK(o.code == 1);
@@ -446,15 +448,15 @@ TEST_CASE("faults: SIGINT at random points: exit 130 within a second, every comp
           "min_time": "60ms", "timeout": "60ms"})";
   write(in / "a.json", scenario("sig-alloc", "allocator", k_small_allocator,
                                 R"({"allocator": ["caching", "raw"]})", k_60ms));
-  write(in / "l.json", scenario("sig-loader", "loader", k_small_loader,
-                                R"({"num_workers": [0, 2]})", k_60ms));
+  write(in / "l.json",
+        scenario("sig-loader", "loader", k_small_loader, R"({"num_workers": [0, 2]})", k_60ms));
   write(in / "t.json", scenario("sig-transfer", "transfer", R"({"copies_per_sample": 4})",
                                 R"({"bytes": ["16KiB", "64KiB", "256KiB", "1MiB"],
                                     "memory": ["pageable", "pinned"]})",
                                 k_60ms));
   const fs::path out = dir / "r.json", so = dir / "stdout", se = dir / "stderr";
-  const std::vector<std::string> args{"run", in.string(), "--backend", "host", "--out",
-                                      out.string()};
+  const std::vector<std::string> args{"run",  in.string(), "--backend",
+                                      "host", "--out",     out.string()};
   const double scale = time_scale();
   const auto hard_limit = std::chrono::milliseconds(static_cast<int>(60'000 * scale));
 
@@ -476,12 +478,11 @@ TEST_CASE("faults: SIGINT at random points: exit 130 within a second, every comp
   // Right after start-up, three random points, and near the end. The points count from the
   // first line pinbench writes (after its SIGINT handler is in place): before main, a sanitizer
   // runtime alone can take longer than a short delay, and no program can catch a signal there.
-  const std::vector<double> delays{0.0, anywhere(rng), anywhere(rng), anywhere(rng),
-                                   full_s * 0.85};
+  const std::vector<double> delays{0.0, anywhere(rng), anywhere(rng), anywhere(rng), full_s * 0.85};
   for (const double delay : delays) {
     // Printed, so that a failure can be replayed with PINBENCH_TEST_SEED.
-    INFO("PINBENCH_TEST_SEED=" << seed << ", full run " << full_s << " s, SIGINT after "
-                               << delay << " s");
+    INFO("PINBENCH_TEST_SEED=" << seed << ", full run " << full_s << " s, SIGINT after " << delay
+                               << " s");
     fs::remove(out);
     fs::remove(se);  // wait_for_output must see this run's first line, not the last run's
     const child c = spawn(args, so, se);
@@ -529,16 +530,16 @@ TEST_CASE("faults: SIGINT inside a long case of each kind ends the run within a 
       R"({"warmup": 1, "min_samples": 1000000, "max_samples": 1000000, "max_noise": 0,
           "min_time": "60s", "timeout": "60s"})";
   const std::map<std::string, std::string> kinds{
-      {"transfer", scenario("long", "transfer", R"({"bytes": "4MiB", "copies_per_sample": 8})",
-                            "", minute)},
+      {"transfer",
+       scenario("long", "transfer", R"({"bytes": "4MiB", "copies_per_sample": 8})", "", minute)},
       {"loader", scenario("long", "loader",
                           R"({"dataset": {"samples": 4096, "sample_bytes": "4KiB",
                                           "cpu_per_sample": "20us", "source": "file"},
                               "batch_size": 16})",
                           "", minute)},
-      {"allocator", scenario("long", "allocator",
-                             R"({"workload": "random", "count": 200000, "max_bytes": "4MiB"})", "",
-                             minute)},
+      {"allocator",
+       scenario("long", "allocator",
+                R"({"workload": "random", "count": 200000, "max_bytes": "4MiB"})", "", minute)},
   };
   const double scale = time_scale();
   std::mt19937 rng(7);
@@ -548,9 +549,9 @@ TEST_CASE("faults: SIGINT inside a long case of each kind ends the run within a 
     write(dir / "s.json", text);
     const fs::path out = dir / "r.json";
     fs::remove(out);
-    const child c = spawn({"run", (dir / "s.json").string(), "--backend", "host", "--out",
-                           out.string()},
-                          dir / "stdout", dir / "stderr");
+    const child c =
+        spawn({"run", (dir / "s.json").string(), "--backend", "host", "--out", out.string()},
+              dir / "stdout", dir / "stderr");
     std::this_thread::sleep_until(c.started + std::chrono::duration<double>(delay));
     const auto signalled = clock_type::now();
     REQUIRE(::kill(c.pid, SIGINT) == 0);
@@ -606,8 +607,9 @@ TEST_CASE("faults: an output path that cannot be written is exit 2 before anythi
   const fs::path dir = fresh_dir("faults-out");
   write(dir / "file", "x");
   // A case that would sample for a minute if it ran.
-  const std::string slow = " --backend host --set sampling.min_time=60s --set sampling.max_noise=0"
-                           " --set sampling.max_samples=1000000 --set sampling.timeout=60s";
+  const std::string slow =
+      " --backend host --set sampling.min_time=60s --set sampling.max_noise=0"
+      " --set sampling.max_samples=1000000 --set sampling.timeout=60s";
   const std::vector<std::pair<std::string, std::string>> paths{
       {(dir / "file" / "r.json").string(), "is not a directory"},
       {(dir / "missing" / "r.json").string(), "does not exist"},
@@ -655,8 +657,9 @@ TEST_CASE("faults: a result that cannot be saved: exit 3, the table shown, the o
     }
     write(out, "the old result\n");
     // Stderr goes to a file, also under the limit: 16 KiB leaves room for it, not the result.
-    const auto o = run_shell("prlimit --fsize=16384 " + std::string(PINBENCH_EXE) + run_args +
-                             out.string() + " --set sampling.min_samples=200"
+    const auto o = run_shell("prlimit --fsize=16384 " + pinbench::testing::pinbench_exe() +
+                             run_args + out.string() +
+                             " --set sampling.min_samples=200"
                              " --set sampling.max_samples=200");
     INFO(o.err);
     CHECK(o.code == 3);
@@ -668,9 +671,9 @@ TEST_CASE("faults: a result that cannot be saved: exit 3, the table shown, the o
   }
 
   SECTION("a tiny tmpfs in a private mount namespace: ENOSPC") {
-    if (!have("unshare") || run_shell("unshare -rm sh -c 'mount -t tmpfs -o size=8k tmpfs " +
-                                      dir.string() + "'")
-                                    .code != 0) {
+    if (!have("unshare") ||
+        run_shell("unshare -rm sh -c 'mount -t tmpfs -o size=8k tmpfs " + dir.string() + "'")
+                .code != 0) {
       WARN("unshare -rm with a tmpfs mount is not permitted here: the tmpfs test is skipped");
       return;
     }
@@ -680,9 +683,9 @@ TEST_CASE("faults: a result that cannot be saved: exit 3, the table shown, the o
     const std::string result = (mnt / "r.json").string();
     write(dir / "script.sh",
           "mount -t tmpfs -o size=8k tmpfs " + mnt.string() + " || exit 99\n" +
-              "printf 'the old result\\n' > " + result + "\n" + PINBENCH_EXE + run_args + result +
-              "\nrc=$?\ncp " + result + " " + (dir / "after").string() + "\nls -A " +
-              mnt.string() + " > " + (dir / "listing").string() + "\nexit $rc\n");
+              "printf 'the old result\\n' > " + result + "\n" + pinbench::testing::pinbench_exe() +
+              run_args + result + "\nrc=$?\ncp " + result + " " + (dir / "after").string() +
+              "\nls -A " + mnt.string() + " > " + (dir / "listing").string() + "\nexit $rc\n");
     const auto o = run_shell("unshare -rm sh " + (dir / "script.sh").string());
     INFO(o.err);
     CHECK(o.code == 3);
@@ -703,8 +706,8 @@ TEST_CASE("limits: 1TiB sizes fail their case (never mapped), overflowing sizes 
   const std::string base = " --backend host --out " + out.string() + std::string(k_quick_sampling);
 
   SECTION("transfer bytes=1TiB, also with a device capacity that would allow it") {
-    write(dir / "t.json", scenario("huge", "transfer", "{}", R"({"bytes": ["1TiB", "64KiB"]})",
-                                   k_short));
+    write(dir / "t.json",
+          scenario("huge", "transfer", "{}", R"({"bytes": ["1TiB", "64KiB"]})", k_short));
     for (const std::string capacity : {"", " --host-capacity 2TiB"}) {
       INFO(capacity);
       const auto t0 = clock_type::now();
@@ -740,9 +743,8 @@ TEST_CASE("limits: 1TiB sizes fail their case (never mapped), overflowing sizes 
   }
 
   SECTION("sizes beyond the schema or beyond 64 bits are refused at load") {
-    for (const std::string set :
-         {"bytes=2TiB", "bytes=18446744073709551616", "bytes=99999999999999999999TiB",
-          "bytes=1e30", "bytes=-1"}) {
+    for (const std::string set : {"bytes=2TiB", "bytes=18446744073709551616",
+                                  "bytes=99999999999999999999TiB", "bytes=1e30", "bytes=-1"}) {
       INFO(set);
       const auto o = run_pinbench("run builtin:transfer-modes --set " + set + base);
       CHECK(o.code == 2);
@@ -750,7 +752,8 @@ TEST_CASE("limits: 1TiB sizes fail their case (never mapped), overflowing sizes 
       CHECK(o.err.find("bytes") != std::string::npos);
       CHECK_FALSE(fs::exists(out));
     }
-    const auto o = run_pinbench("run builtin:loader-workers --set dataset.sample_bytes=1TiB" + base);
+    const auto o =
+        run_pinbench("run builtin:loader-workers --set dataset.sample_bytes=1TiB" + base);
     CHECK(o.code == 2);
     CHECK(o.err.find("<= 1GiB") != std::string::npos);
   }
@@ -766,11 +769,10 @@ TEST_CASE("limits: a matrix of millions of cases is refused with its exact count
     return s + "]";
   };
   // 1000 x 1000 = 1,000,000 cases.
-  write(dir / "million.json",
-        scenario("million", "transfer", "{}",
-                 R"({"bytes": )" + values(1000, 4096) + R"(, "copies_per_sample": )" +
-                     values(1000, 1) + "}",
-                 k_short));
+  write(dir / "million.json", scenario("million", "transfer", "{}",
+                                       R"({"bytes": )" + values(1000, 4096) +
+                                           R"(, "copies_per_sample": )" + values(1000, 1) + "}",
+                                       k_short));
   // Seven axes of 1000 values: 10^21 cases, beyond 64 bits.
   std::string seven = "{";
   for (const char* p : {"dataset.samples", "dataset.sample_bytes", "dataset.burst_every",
@@ -797,7 +799,8 @@ TEST_CASE("limits: a matrix of millions of cases is refused with its exact count
   auto o = run_pinbench("validate " + (dir / "huge.json").string());
   CHECK(o.code == 2);
   CHECK(o.err.find("expands to 1000000000000000000000 cases") != std::string::npos);
-  o = run_pinbench("validate " + (dir / "huge.json").string() + " --max-cases 18446744073709551615");
+  o = run_pinbench("validate " + (dir / "huge.json").string() +
+                   " --max-cases 18446744073709551615");
   CHECK(o.code == 2);  // more than any limit can allow
   CHECK(o.err.find("1000000000000000000000") != std::string::npos);
 
@@ -809,7 +812,8 @@ TEST_CASE("limits: a matrix of millions of cases is refused with its exact count
   CHECK(o.code == 0);
   CHECK(o.out.find("1600 case(s)") != std::string::npos);
   // --set drops an axis: 40 cases are within the default limit.
-  o = run_pinbench("validate " + (dir / "some.json").string() + " --set copies_per_sample=1 --max-cases 40");
+  o = run_pinbench("validate " + (dir / "some.json").string() +
+                   " --set copies_per_sample=1 --max-cases 40");
   CHECK(o.code == 0);
   o = run_pinbench("run " + (dir / "some.json").string() + " --max-cases 0");
   CHECK(o.code == 2);

@@ -14,6 +14,7 @@
 
 #include "cli_runner.hpp"
 #include "golden.hpp"
+#include "test_paths.hpp"
 
 namespace fs = std::filesystem;
 using pinbench::testing::run_pinbench;
@@ -125,8 +126,8 @@ TEST_CASE("report: a bad result file or output is exit 2, one line, nothing writ
 
 TEST_CASE("sweep.sh writes one result per point and one merged CSV", "[app][report][sweep]") {
   const fs::path dir = pinbench::testing::fresh_dir("sweep");
-  const std::string cmd = "PINBENCH=" + std::string(PINBENCH_EXE) + " " +
-                          std::string(PINBENCH_SOURCE_DIR) + "/scripts/sweep.sh --out-dir " +
+  const std::string cmd = "PINBENCH=" + pinbench::testing::pinbench_exe() + " " +
+                          pinbench::testing::source_dir() + "/scripts/sweep.sh --out-dir " +
                           dir.string() +
                           " builtin:transfer-modes bytes 64KiB 256KiB -- --backend host"
                           " --set memory=pinned --set sampling.warmup=0"
@@ -173,7 +174,7 @@ TEST_CASE("check-report.sh fails a page with an empty chart or a console message
   };
   const auto check = [&](const std::string& name, const std::string& body) {
     std::ofstream(dir / name) << head << body << "</body></html>\n";
-    const std::string cmd = std::string(PINBENCH_SOURCE_DIR) + "/scripts/check-report.sh --page " +
+    const std::string cmd = pinbench::testing::source_dir() + "/scripts/check-report.sh --page " +
                             (dir / name).string() + " --out-dir " + (dir / "out").string() + " >" +
                             (dir / "log").string() + " 2>&1";
     const int status = std::system(cmd.c_str());

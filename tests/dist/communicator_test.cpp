@@ -16,6 +16,7 @@
 
 #include "dist/communicator.hpp"
 #include "dist/mpi.hpp"
+#include "test_paths.hpp"
 
 using namespace pinbench::dist;
 using namespace std::chrono_literals;
@@ -170,8 +171,7 @@ TEST_CASE("connect: torchrun meets at MASTER_ADDR, port MASTER_PORT + 1", "[dist
   }
 }
 
-TEST_CASE("connect: mpirun without the MPI plugin is an environment error naming why",
-          "[dist]") {
+TEST_CASE("connect: mpirun without the MPI plugin is an environment error naming why", "[dist]") {
   scoped_env rendezvous("PINBENCH_RENDEZVOUS", std::nullopt);
   scoped_env plugin("PINBENCH_MPI_PLUGIN", "/nonexistent/libpinbench_mpi.so");
   CHECK_THROWS_AS(connect(launched_by("mpirun", 0, 2), 1s), pinbench::environment_error);
@@ -186,14 +186,15 @@ TEST_CASE("the MPI plugin is found beside the executable, or where PINBENCH_MPI_
           "[dist]") {
   {
     scoped_env unset("PINBENCH_MPI_PLUGIN", std::nullopt);
-    auto beside = std::filesystem::read_symlink("/proc/self/exe").parent_path() /
-                  "libpinbench_mpi.so";
+    auto beside =
+        std::filesystem::read_symlink("/proc/self/exe").parent_path() / "libpinbench_mpi.so";
     CHECK(mpi_plugin_path() == beside.string());
   }
   scoped_env set("PINBENCH_MPI_PLUGIN", "/opt/x/libpinbench_mpi.so");
   CHECK(mpi_plugin_path() == "/opt/x/libpinbench_mpi.so");
   // The plugin this build made (when MPI was found) loads, without MPI being started.
-  auto built = std::filesystem::path(PINBENCH_EXE).parent_path() / "libpinbench_mpi.so";
+  auto built =
+      std::filesystem::path(pinbench::testing::pinbench_exe()).parent_path() / "libpinbench_mpi.so";
   if (std::filesystem::exists(built)) {
     scoped_env real("PINBENCH_MPI_PLUGIN", built.string());
     CHECK(mpi_unavailable_reason().empty());

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fuzz/targets.hpp"
+#include "test_paths.hpp"
 
 namespace {
 
@@ -18,7 +19,7 @@ namespace fs = std::filesystem;
 using pinbench::fuzz::all_targets;
 using pinbench::fuzz::verdict;
 
-const fs::path source_dir = PINBENCH_SOURCE_DIR;
+const fs::path source_dir = pinbench::testing::source_dir();
 
 std::string read_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

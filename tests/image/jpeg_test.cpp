@@ -19,6 +19,7 @@
 #include "image/image_set.hpp"
 #include "image/jpeg.hpp"
 #include "scratch_dir.hpp"
+#include "test_paths.hpp"
 
 using namespace pinbench::image;
 namespace fs = std::filesystem;
@@ -26,12 +27,14 @@ using pinbench::testing::scratch_dir;
 
 namespace {
 
-const fs::path reference_dir = fs::path(PINBENCH_SOURCE_DIR) / "tests" / "data" / "jpeg";
+const fs::path reference_dir =
+    fs::path(pinbench::testing::source_dir()) / "tests" / "data" / "jpeg";
 
 std::vector<std::byte> read_bytes(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   REQUIRE(in.good());
-  const std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<char> chars((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
   std::vector<std::byte> bytes(chars.size());
   for (std::size_t i = 0; i < chars.size(); ++i) bytes[i] = static_cast<std::byte>(chars[i]);
   return bytes;
@@ -39,7 +42,8 @@ std::vector<std::byte> read_bytes(const fs::path& path) {
 
 void write_bytes(const fs::path& path, const std::vector<std::byte>& bytes) {
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   REQUIRE(out.good());
 }
 
@@ -145,7 +149,9 @@ TEST_CASE("jpeg: a truncated file fails with libjpeg-turbo's message", "[image][
   const scratch_dir dir("jpeg-truncated");
   const std::vector<std::byte> whole = encode_jpeg(synthesize_image(120, 90, 3), 90);
   const fs::path path = dir.path() / "truncated.jpg";
-  write_bytes(path, std::vector<std::byte>(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(whole.size() / 2)));
+  write_bytes(
+      path, std::vector<std::byte>(whole.begin(),
+                                   whole.begin() + static_cast<std::ptrdiff_t>(whole.size() / 2)));
   const std::vector<std::byte> truncated = read_bytes(path);
   REQUIRE(truncated.size() == whole.size() / 2);
 
@@ -203,7 +209,8 @@ TEST_CASE("jpeg: a header claiming an absurd size is refused before any allocati
     file[at + 1] = std::byte{0x60};
   }
   rgb_image out;
-  CHECK_THAT(image_error_of([&] { (void)read_jpeg_header(file); }), Catch::Contains("60000 x 60000"));
+  CHECK_THAT(image_error_of([&] { (void)read_jpeg_header(file); }),
+             Catch::Contains("60000 x 60000"));
   CHECK_THAT(image_error_of([&] { decode_jpeg(file, out); }), Catch::Contains("60000 x 60000"));
   CHECK(out.pixels.capacity() < 1000000);
 }
@@ -212,7 +219,8 @@ TEST_CASE("jpeg: threads decoding at once get identical pixels", "[image][jpeg]"
   std::vector<std::vector<std::byte>> files;
   std::vector<rgb_image> expected(3);
   for (std::uint64_t seed = 0; seed < expected.size(); ++seed) {
-    files.push_back(encode_jpeg(synthesize_image(300 + static_cast<int>(seed) * 20, 200, seed), 90));
+    files.push_back(
+        encode_jpeg(synthesize_image(300 + static_cast<int>(seed) * 20, 200, seed), 90));
     decode_jpeg(files.back(), expected[seed]);
   }
   constexpr int thread_count = 4;

@@ -11,6 +11,7 @@
 #include "device/backend.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario.hpp"
+#include "test_paths.hpp"
 
 using namespace pinbench;
 using nlohmann::json;
@@ -28,8 +29,8 @@ std::string doc(const std::string& params, const std::string& matrix = {}) {
 }
 
 result::run_result run_scenario(const scenario::scenario& s, std::uint64_t seed = 1,
-                               bool snapshots = false,
-                               std::vector<scenario::override_spec> sets = {}) {
+                                bool snapshots = false,
+                                std::vector<scenario::override_spec> sets = {}) {
   auto dev = device::make_backend("host");
   run::run_options o;
   o.seed = seed;
@@ -39,7 +40,7 @@ result::run_result run_scenario(const scenario::scenario& s, std::uint64_t seed 
 }
 
 result::run_result run_text(const std::string& text, std::uint64_t seed = 1,
-                           bool snapshots = false) {
+                            bool snapshots = false) {
   return run_scenario(scenario::parse_scenario(text, "test.json"), seed, snapshots);
 }
 
@@ -232,7 +233,7 @@ TEST_CASE("with snapshots asked for, a case carries one at peak reserved memory"
 
 TEST_CASE("the fragmentation scenario: the default config runs out of memory, another does not",
           "[bench][allocator]") {
-  const auto s = scenario::load_scenario_file(fs::path(PINBENCH_SOURCE_DIR) /
+  const auto s = scenario::load_scenario_file(fs::path(pinbench::testing::source_dir()) /
                                               "scenarios/allocator-fragmentation.json");
   const auto r =
       run_scenario(s, 1, false, {{"sampling.min_samples", "1"}, {"sampling.max_samples", "1"}});

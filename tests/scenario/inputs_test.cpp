@@ -10,6 +10,7 @@
 #include "scenario/builtin.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario_helpers.hpp"
+#include "test_paths.hpp"
 
 using namespace pinbench;
 using namespace pinbench::scenario;
@@ -19,7 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path bad_dir = fs::path(PINBENCH_SOURCE_DIR) / "tests" / "data" / "bad";
+const fs::path bad_dir = fs::path(pinbench::testing::source_dir()) / "tests" / "data" / "bad";
 
 // A fresh directory under the system temp dir, removed with everything in it at scope exit.
 class temp_dir {
