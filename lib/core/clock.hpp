@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 namespace pinbench {
 
@@ -13,6 +14,18 @@ namespace pinbench {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+/// What one now_ns() read costs on this host. A cache-hit allocation costs a few tens of
+/// nanoseconds, about what two reads cost, so a per-call figure is only honest next to this.
+struct timer_cost {
+  double read_ns = 0;        ///< median over batches of (batch time / reads) for back-to-back reads
+  double resolution_ns = 0;  ///< the smallest nonzero step seen between consecutive reads
+  std::uint64_t reads_per_batch = 0;
+  std::vector<double> samples;  ///< each batch's ns per read, in the order measured
+};
+
+/// Measured once, on the first call (the runner calls it at start-up, before the first case).
+[[nodiscard]] const timer_cost& timer_overhead();
 
 /// Spins (no sleep) until `ns` nanoseconds have passed: real CPU work of a known duration.
 void spin_for_ns(std::int64_t ns) noexcept;

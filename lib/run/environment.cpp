@@ -1,6 +1,7 @@
-// The result's `environment` block: what ran where (backend, device, host, warnings).
+// The result's `environment` block: what ran where (backend, device, host, timer, warnings).
 #include <optional>
 
+#include "core/clock.hpp"
 #include "core/sysinfo.hpp"
 #include "run/runner.hpp"
 
@@ -54,6 +55,12 @@ nlohmann::json environment_block(device::backend& dev) {
   env["backend"] = std::string(dev.name());
   env["device"] = device_json(dev.describe());
   env["host"] = read_host_info();
+  const timer_cost& timer = timer_overhead();
+  env["timer"] = {{"clock", "steady_clock"},
+                  {"read_ns", timer.read_ns},
+                  {"resolution_ns", timer.resolution_ns},
+                  {"reads_per_batch", timer.reads_per_batch},
+                  {"samples", timer.samples}};
   env["warnings"] = dev.warnings();
   return env;
 }
