@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -87,8 +88,11 @@ class oom_error : public pinbench::out_of_memory {
  public:
   oom_error(std::string message, std::uint64_t requested, std::uint64_t allocated,
             std::uint64_t reserved, std::uint64_t free_bytes)
-      : out_of_memory(std::move(message)), requested_(requested), allocated_(allocated),
-        reserved_(reserved), free_(free_bytes) {}
+      : out_of_memory(std::move(message)),
+        requested_(requested),
+        allocated_(allocated),
+        reserved_(reserved),
+        free_(free_bytes) {}
   [[nodiscard]] std::uint64_t requested() const noexcept { return requested_; }
   [[nodiscard]] std::uint64_t allocated() const noexcept { return allocated_; }
   [[nodiscard]] std::uint64_t reserved() const noexcept { return reserved_; }
@@ -121,11 +125,12 @@ class device_allocator {
 };
 
 /// PyTorch's native caching allocator (docs/architecture.md, "Caching allocator semantics").
-/// `memory_fraction` (0, 1]: reserved memory may not exceed fraction x upstream capacity
-/// (torch.cuda.set_per_process_memory_fraction); garbage_collection_threshold acts only below 1.
-[[nodiscard]] std::unique_ptr<device_allocator> make_caching_allocator(upstream& up,
-                                                                       const config& conf,
-                                                                       double memory_fraction = 1.0);
+/// `memory_fraction` [0, 1], as torch.cuda.set_per_process_memory_fraction (PyTorch 2.6): given,
+/// 1.0 included, new segments may not take reserved memory past fraction x upstream capacity,
+/// garbage_collection_threshold is armed and the OOM message says what is allowed; none: as if
+/// the function was never called.
+[[nodiscard]] std::unique_ptr<device_allocator> make_caching_allocator(
+    upstream& up, const config& conf, std::optional<double> memory_fraction = std::nullopt);
 
 /// cudaMalloc / cudaFree for every request (sizes rounded to 512 B as cudaMalloc's granularity
 /// is not observable; stats count each request as one segment and one block).

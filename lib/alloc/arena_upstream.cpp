@@ -61,6 +61,7 @@ class arena_upstream final : public upstream {
   arena_upstream& operator=(const arena_upstream&) = delete;
 
   [[nodiscard]] std::string_view name() const noexcept override { return "arena"; }
+  [[nodiscard]] std::string device_label() const override { return "Host-emulated device"; }
 
   [[nodiscard]] void* allocate(std::size_t bytes) override {
     if (bytes == 0) return nullptr;

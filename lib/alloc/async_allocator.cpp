@@ -58,6 +58,8 @@ class async_allocator final : public device_allocator {
 
   [[nodiscard]] void* allocate(std::size_t bytes, stream_id stream) override {
     if (bytes == 0) return nullptr;
+    // As PyTorch's cudaMallocAsync backend: refused before anything, no counter moves.
+    if (bytes >= detail::largest_request_bytes) throw detail::make_too_large_error(bytes);
     device::stream& s = stream_for(stream);
     const auto allocated = static_cast<std::uint64_t>(stats_.allocated_bytes.all.current);
     void* ptr = nullptr;
@@ -115,9 +117,9 @@ class async_allocator final : public device_allocator {
     // The default pool is the process's: what it held before this allocator is not ours.
     const auto reserved = static_cast<std::int64_t>(
         u.reserved_bytes > baseline_reserved_ ? u.reserved_bytes - baseline_reserved_ : 0);
-    const auto peak = static_cast<std::int64_t>(
-        u.reserved_peak_bytes > baseline_reserved_ ? u.reserved_peak_bytes - baseline_reserved_
-                                                   : 0);
+    const auto peak = static_cast<std::int64_t>(u.reserved_peak_bytes > baseline_reserved_
+                                                    ? u.reserved_peak_bytes - baseline_reserved_
+                                                    : 0);
     s.reserved_bytes.all.current = reserved;
     s.reserved_bytes.all.peak = std::max(peak, reserved);
     return s;
@@ -155,8 +157,7 @@ class async_allocator final : public device_allocator {
   }
 
   oom_error make_error(std::uint64_t bytes, std::uint64_t allocated) const {
-    const std::uint64_t reserved =
-        static_cast<std::uint64_t>(stats().reserved_bytes.all.current);
+    const std::uint64_t reserved = static_cast<std::uint64_t>(stats().reserved_bytes.all.current);
     const std::uint64_t left = allocated < capacity_ ? capacity_ - allocated : 0;
     std::uint64_t free_bytes = left;
     try {
@@ -168,9 +169,8 @@ class async_allocator final : public device_allocator {
         "CUDA out of memory. Tried to allocate {}. Device capacity {} of which {} is free. Of "
         "the allocated memory {} is allocated by the async allocator (cudaMallocAsync), and {} "
         "is reserved by its pool but unallocated.",
-        detail::format_size(bytes), detail::format_size(capacity_),
-        detail::format_size(free_bytes), detail::format_size(allocated),
-        detail::format_size(unallocated));
+        detail::format_size(bytes), detail::format_size(capacity_), detail::format_size(free_bytes),
+        detail::format_size(allocated), detail::format_size(unallocated));
     return oom_error(std::move(message), bytes, allocated, reserved, free_bytes);
   }
 
@@ -185,8 +185,7 @@ class async_allocator final : public device_allocator {
 
 }  // namespace
 
-std::unique_ptr<device_allocator> make_async_allocator(device::backend& dev,
-                                                       std::size_t capacity) {
+std::unique_ptr<device_allocator> make_async_allocator(device::backend& dev, std::size_t capacity) {
   return std::make_unique<async_allocator>(dev, capacity);
 }
 

@@ -23,6 +23,10 @@ class backend_upstream final : public upstream {
         granularity_(granularity_of(dev)) {}
 
   [[nodiscard]] std::string_view name() const noexcept override { return name_; }
+  [[nodiscard]] std::string device_label() const override {
+    if (name_ == "host") return "Host-emulated device";
+    return fmt::format("GPU {}", dev_.describe().index.value_or(0));
+  }
 
   [[nodiscard]] void* allocate(std::size_t bytes) override {
     if (bytes == 0) return nullptr;

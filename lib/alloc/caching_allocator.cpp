@@ -38,9 +38,9 @@ constexpr std::size_t kMinLargeAlloc = std::size_t{10} << 20;  // below: a 20 Mi
 constexpr std::size_t kLargeBuffer = std::size_t{20} << 20;
 constexpr std::size_t kRoundLarge = std::size_t{2} << 20;  // large segments round to this
 constexpr std::size_t kUnlimited = std::numeric_limits<std::size_t>::max();
-// PyTorch refuses anything from 1 EiB up before rounding; so do we (it also keeps the size
-// arithmetic below far from overflow).
-constexpr std::size_t kLargestRequest = std::size_t{1} << 60;
+// PyTorch refuses anything from 1 EiB up before rounding, counting nothing; so do we (it also
+// keeps the size arithmetic below far from overflow).
+constexpr std::size_t kLargestRequest = detail::largest_request_bytes;
 
 struct block_pool;
 struct expandable_segment;
@@ -135,19 +135,22 @@ std::int64_t signed_bytes(std::size_t n) noexcept {
 
 class caching_allocator final : public device_allocator {
  public:
-  caching_allocator(upstream& up, const config& conf, double memory_fraction)
+  caching_allocator(upstream& up, const config& conf, std::optional<double> memory_fraction)
       : up_(up), conf_(conf), max_split_(conf.max_split_size_bytes.value_or(kUnlimited)) {
-    if (!(memory_fraction > 0.0 && memory_fraction <= 1.0)) {
-      throw input_error(fmt::format("memory fraction {} is not in (0, 1]", memory_fraction));
+    if (memory_fraction && !(*memory_fraction >= 0.0 && *memory_fraction <= 1.0)) {
+      throw input_error(fmt::format("memory fraction {} is not in [0, 1]", *memory_fraction));
     }
     if (conf.garbage_collection_threshold < 0.0 || conf.garbage_collection_threshold >= 1.0) {
       throw input_error(fmt::format("garbage_collection_threshold {} is not in [0, 1)",
                                     conf.garbage_collection_threshold));
     }
-    // PyTorch's set_fraction: only an explicit fraction below 1 limits memory (and arms the
-    // garbage collector); 1 is the same as the device's own limit.
-    set_fraction_ = memory_fraction < 1.0;
-    allowed_max_ = static_cast<std::size_t>(memory_fraction * static_cast<double>(up.capacity()));
+    // PyTorch's setMemoryFraction sets set_fraction whatever the value, 1.0 and 0 included:
+    // the limit (checked when a segment is added), the garbage collector and "allowed" in the
+    // OOM message all follow from the call, not from the value.
+    set_fraction_ = memory_fraction.has_value();
+    if (memory_fraction)
+      allowed_max_ =
+          static_cast<std::size_t>(*memory_fraction * static_cast<double>(up.capacity()));
     gc_enabled_ = set_fraction_ && conf.garbage_collection_threshold > 0.0;
     use_divisions_ =
         std::any_of(conf.roundup_power2_divisions.begin(), conf.roundup_power2_divisions.end(),
@@ -196,11 +199,7 @@ class caching_allocator final : public device_allocator {
 
   [[nodiscard]] void* allocate(std::size_t bytes, stream_id stream) override {
     if (bytes == 0) return nullptr;
-    if (bytes >= kLargestRequest) {
-      ++stats_.num_ooms;
-      throw detail::make_oom_error(up_, "caching", bytes, current_allocated(), current_reserved(),
-                                   allowed_for_message());
-    }
+    if (bytes >= kLargestRequest) throw detail::make_too_large_error(bytes);
     alloc_params p;
     p.size = round_size(bytes);
     p.pool = p.size <= kSmallSize ? &small_ : &large_;
@@ -239,9 +238,7 @@ class caching_allocator final : public device_allocator {
 
   [[nodiscard]] memory_stats stats() const override { return stats_; }
 
-  void reset_peak_stats() override {
-    stats_.reset_peaks();
-  }
+  void reset_peak_stats() override { stats_.reset_peaks(); }
 
   [[nodiscard]] snapshot take_snapshot() const override;
 
@@ -782,8 +779,8 @@ class caching_allocator final : public device_allocator {
     // PyTorch's oom trace entry carries the device's free bytes in its address field.
     history_.record(trace_action::oom, detail::device_free_bytes(up_), p.size, p.stream);
     ++stats_.num_ooms;
-    throw detail::make_oom_error(up_, "caching", p.alloc_size, current_allocated(),
-                                 current_reserved(), allowed_for_message());
+    throw detail::make_caching_oom_error(
+        up_, {p.alloc_size, current_allocated(), current_reserved(), allowed_for_message()});
   }
 
   [[nodiscard]] std::uint64_t current_allocated() const noexcept {
@@ -862,7 +859,7 @@ snapshot caching_allocator::take_snapshot() const {
 }  // namespace
 
 std::unique_ptr<device_allocator> make_caching_allocator(upstream& up, const config& conf,
-                                                         double memory_fraction) {
+                                                         std::optional<double> memory_fraction) {
   return std::make_unique<caching_allocator>(up, conf, memory_fraction);
 }
 

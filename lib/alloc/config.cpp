@@ -169,10 +169,7 @@ class parser {
       fail("roundup_power2_divisions: expected the list to end with \"]\", got " + quote(value));
     }
     const std::string_view inner = trim(value.substr(1, value.size() - 2));
-    if (inner.empty()) {
-      fail("roundup_power2_divisions: expected at least one SIZE_MB:DIVISIONS entry, got " +
-           quote(value));
-    }
+    if (inner.empty()) return;  // PyTorch 2.6 accepts "[]" and changes nothing
     bool first_value = true;
     std::size_t last_index = 0;
     std::size_t pos = 0;
@@ -197,9 +194,9 @@ class parser {
       }
       const auto d = static_cast<std::size_t>(*divisions);
       if (boundary_text == ">") {
-        // Everything above the last listed interval. (Older PyTorch filled from the last
-        // listed interval itself, overwriting its value; current PyTorch starts one above.)
-        std::fill(table.begin() + static_cast<std::ptrdiff_t>(last_index + 1), table.end(), d);
+        // PyTorch 2.6 fills from the last listed interval itself, overwriting its value
+        // (interval 0 when none was listed); later versions start one above it.
+        std::fill(table.begin() + static_cast<std::ptrdiff_t>(last_index), table.end(), d);
       } else {
         const auto boundary_mb = parse_uint(boundary_text);
         if (!boundary_mb || !std::has_single_bit(*boundary_mb)) {
@@ -264,16 +261,17 @@ std::string roundup_text(const interval_table& t) {
   const std::size_t top = t[interval_count - 1];
   std::size_t run_start = interval_count - 1;  // first index of the top run
   while (run_start > 0 && t[run_start - 1] == top) --run_start;
-  const bool use_tail = top != 0 && run_start > a;
+  const bool use_tail = top != 0 && run_start > a && run_start + 1 < interval_count;
   const std::size_t explicit_end = use_tail ? run_start : interval_count;
   for (std::size_t j = a + 1; j < explicit_end; ++j) {
-    // ">" starts above the last listed interval, so the one just below the top run is listed
-    // even when it is 0.
-    if (t[j] != 0 || (use_tail && j + 1 == run_start)) {
-      entries.push_back(mib_key(j) + ":" + std::to_string(t[j]));
-    }
+    if (t[j] != 0) entries.push_back(mib_key(j) + ":" + std::to_string(t[j]));
   }
-  if (use_tail) entries.push_back(">:" + std::to_string(top));
+  // ">" fills from the last listed interval itself (PyTorch 2.6), so the top run's first
+  // interval is listed and ">" carries its value on.
+  if (use_tail) {
+    entries.push_back(mib_key(run_start) + ":" + std::to_string(top));
+    entries.push_back(">:" + std::to_string(top));
+  }
   std::string out = "[";
   for (std::size_t i = 0; i < entries.size(); ++i) {
     if (i > 0) out += ",";

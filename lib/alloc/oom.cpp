@@ -1,4 +1,4 @@
-// The allocators' out-of-memory message.
+// The allocators' out-of-memory messages.
 #include "alloc/oom.hpp"
 
 #include <fmt/format.h>
@@ -19,26 +19,48 @@ std::uint64_t device_free_bytes(const upstream& up) noexcept {
   return used < capacity ? capacity - used : 0;
 }
 
-oom_error make_oom_error(const upstream& up, std::string_view who, std::uint64_t tried_bytes,
-                         std::uint64_t allocated_bytes, std::uint64_t reserved_bytes,
-                         std::optional<std::uint64_t> allowed_bytes) {
-  // The host backend and the arena only emulate a device: say so rather than blame CUDA.
-  const std::string_view name = up.name();
-  const std::string_view device =
-      name == "arena" || name == "host" ? "host-emulated device" : "CUDA";
+namespace {
+
+std::uint64_t unallocated(const oom_figures& f) {
+  return f.reserved_bytes > f.allocated_bytes ? f.reserved_bytes - f.allocated_bytes : 0;
+}
+
+}  // namespace
+
+oom_error make_caching_oom_error(const upstream& up, const oom_figures& f) {
   const std::uint64_t free_bytes = device_free_bytes(up);
-  const std::uint64_t unallocated =
-      reserved_bytes > allocated_bytes ? reserved_bytes - allocated_bytes : 0;
-  std::string allowed;
-  if (allowed_bytes) {
-    allowed = fmt::format(" {} allowed by the memory fraction.", format_size(*allowed_bytes));
-  }
+  const std::string allowed =
+      f.allowed_bytes ? format_size(*f.allowed_bytes) + " allowed; " : std::string();
+  // The two double spaces near the end are PyTorch's.
   std::string message = fmt::format(
-      "{} out of memory. Tried to allocate {}. Device capacity {} of which {} is free.{} Of the "
-      "allocated memory {} is allocated by the {} allocator, and {} is reserved but unallocated.",
-      device, format_size(tried_bytes), format_size(up.capacity()), format_size(free_bytes),
-      allowed, format_size(allocated_bytes), who, format_size(unallocated));
-  return oom_error(std::move(message), tried_bytes, allocated_bytes, reserved_bytes, free_bytes);
+      "CUDA out of memory. Tried to allocate {}. {} has a total capacity of {} of which {} is "
+      "free. {}Of the allocated memory {} is allocated by PyTorch, and {} is reserved by PyTorch "
+      "but unallocated. If reserved but unallocated memory is large try setting "
+      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+      "documentation for Memory Management  "
+      "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+      format_size(f.tried_bytes), up.device_label(), format_size(up.capacity()),
+      format_size(free_bytes), allowed, format_size(f.allocated_bytes),
+      format_size(unallocated(f)));
+  return oom_error(std::move(message), f.tried_bytes, f.allocated_bytes, f.reserved_bytes,
+                   free_bytes);
+}
+
+oom_error make_too_large_error(std::uint64_t requested_bytes) {
+  return oom_error("CUDA out of memory. Tried to allocate more than 1EB memory.", requested_bytes,
+                   0, 0, 0);
+}
+
+oom_error make_raw_oom_error(const upstream& up, const oom_figures& f) {
+  const std::uint64_t free_bytes = device_free_bytes(up);
+  std::string message = fmt::format(
+      "CUDA out of memory. Tried to allocate {}. {} has a total capacity of {} of which {} is "
+      "free. Of the allocated memory {} is allocated by the raw allocator (cudaMalloc per "
+      "request), which caches nothing.",
+      format_size(f.tried_bytes), up.device_label(), format_size(up.capacity()),
+      format_size(free_bytes), format_size(f.allocated_bytes));
+  return oom_error(std::move(message), f.tried_bytes, f.allocated_bytes, f.reserved_bytes,
+                   free_bytes);
 }
 
 }  // namespace pinbench::alloc::detail

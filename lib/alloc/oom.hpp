@@ -1,11 +1,10 @@
-// The out-of-memory error of the allocators, worded as PyTorch's: what was asked for, what the
-// device has and what the allocator holds, on one line.
+// The out-of-memory errors of the allocators. The caching allocator's follow PyTorch 2.6 word
+// for word (docs/architecture.md, "PyTorch version"), the device named as pinbench used it.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "alloc/allocator.hpp"
 #include "alloc/upstream.hpp"
@@ -16,13 +15,28 @@ namespace pinbench::alloc::detail {
 /// to and including its next power of 1024, so 1 MiB prints as "1024.00 KiB").
 [[nodiscard]] std::string format_size(std::uint64_t bytes);
 
-/// The error for a failed request: `tried_bytes` is what the allocator tried to get from the
-/// device (PyTorch reports the segment size there), `allowed_bytes` the memory-fraction limit
-/// when one is set. `who` names the allocator in the message ("caching", "raw").
-[[nodiscard]] oom_error make_oom_error(const upstream& up, std::string_view who,
-                                       std::uint64_t tried_bytes, std::uint64_t allocated_bytes,
-                                       std::uint64_t reserved_bytes,
-                                       std::optional<std::uint64_t> allowed_bytes);
+/// The figures every out-of-memory message gives.
+struct oom_figures {
+  std::uint64_t tried_bytes = 0;  ///< what the allocator asked the device for (a segment)
+  std::uint64_t allocated_bytes = 0;
+  std::uint64_t reserved_bytes = 0;
+  /// set_per_process_memory_fraction's limit, when it was called.
+  std::optional<std::uint64_t> allowed_bytes = {};
+};
+
+/// DeviceCachingAllocator::malloc's message (PyTorch 2.6), "GPU 0" replaced by
+/// up.device_label(). PyTorch adds a per-process clause when it can read NVML; pinbench does
+/// not read NVML, so the message is the one PyTorch prints without it.
+[[nodiscard]] oom_error make_caching_oom_error(const upstream& up, const oom_figures& f);
+
+/// PyTorch 2.6 refuses a request of 1 EiB (2^60 bytes) or more before rounding it, and moves
+/// no counter: this is its error.
+[[nodiscard]] oom_error make_too_large_error(std::uint64_t requested_bytes);
+inline constexpr std::uint64_t largest_request_bytes = std::uint64_t{1} << 60;
+
+/// The raw allocator's message (cudaMalloc per request: PyTorch has no such allocator), with
+/// the same figures.
+[[nodiscard]] oom_error make_raw_oom_error(const upstream& up, const oom_figures& f);
 
 /// Free device bytes as cudaMemGetInfo would report them.
 [[nodiscard]] std::uint64_t device_free_bytes(const upstream& up) noexcept;

@@ -19,7 +19,6 @@ using detail::trace_action;
 
 constexpr std::size_t kMinBlockSize = 512;
 constexpr std::size_t kSmallSize = detail::small_request_limit;
-constexpr std::size_t kLargestRequest = std::size_t{1} << 60;
 
 class raw_allocator final : public device_allocator {
  public:
@@ -39,15 +38,15 @@ class raw_allocator final : public device_allocator {
 
   [[nodiscard]] void* allocate(std::size_t bytes, stream_id stream) override {
     if (bytes == 0) return nullptr;
-    const std::size_t size = bytes >= kLargestRequest
-                                 ? bytes
-                                 : (bytes + kMinBlockSize - 1) / kMinBlockSize * kMinBlockSize;
-    void* const ptr = bytes >= kLargestRequest ? nullptr : up_.allocate(size);
+    // PyTorch checks this before it picks its uncached path: no counter moves.
+    if (bytes >= detail::largest_request_bytes) throw detail::make_too_large_error(bytes);
+    const std::size_t size = (bytes + kMinBlockSize - 1) / kMinBlockSize * kMinBlockSize;
+    void* const ptr = up_.allocate(size);
     if (ptr == nullptr) {
       history_.record(trace_action::oom, detail::device_free_bytes(up_), size, stream);
       ++stats_.num_ooms;
       const auto allocated = static_cast<std::uint64_t>(stats_.allocated_bytes.all.current);
-      throw detail::make_oom_error(up_, "raw", size, allocated, allocated, std::nullopt);
+      throw detail::make_raw_oom_error(up_, {size, allocated, allocated});
     }
     const auto address = reinterpret_cast<std::uintptr_t>(ptr);
     const bool small = size <= kSmallSize;
@@ -98,9 +97,7 @@ class raw_allocator final : public device_allocator {
 
   [[nodiscard]] memory_stats stats() const override { return stats_; }
 
-  void reset_peak_stats() override {
-    stats_.reset_peaks();
-  }
+  void reset_peak_stats() override { stats_.reset_peaks(); }
 
   [[nodiscard]] snapshot take_snapshot() const override {
     snapshot out;

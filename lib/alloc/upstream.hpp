@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <string_view>
 
 namespace pinbench::device {
@@ -16,6 +17,9 @@ class upstream {
  public:
   virtual ~upstream() = default;
   [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+  /// How an out-of-memory message names the device where PyTorch says "GPU 0" (at the start
+  /// of a sentence): "GPU 1" on cuda, "Host-emulated device" on the host backend and the arena.
+  [[nodiscard]] virtual std::string device_label() const = 0;
 
   /// cudaMalloc semantics: a pointer aligned to 512 bytes, or nullptr when the memory is not
   /// there (never throws for that). Counts against capacity().

@@ -27,11 +27,14 @@ enum class param_type {
 struct param_spec {
   std::string name;  ///< dotted path for nested params ("dataset.sample_bytes")
   param_type type = param_type::string;
-  nlohmann::json default_value;  ///< in the normalised form; null = required
+  nlohmann::json default_value;  ///< in the normalised form; null = required (unless optional)
+  /// May be left out: no default is filled in, and the engine sees it absent (a PyTorch call
+  /// that was never made differs from any value it could have been made with).
+  bool optional = false;
   std::vector<std::string> choices;  ///< for enumeration
-  double min = 0;          ///< inclusive lower bound for size/duration/integer/number
-  bool min_exclusive = false;  ///< true: value must be > min (sizes "must be positive")
-  std::optional<double> max;   ///< inclusive upper bound, when there is one
+  double min = 0;                    ///< inclusive lower bound for size/duration/integer/number
+  bool min_exclusive = false;        ///< true: value must be > min (sizes "must be positive")
+  std::optional<double> max;         ///< inclusive upper bound, when there is one
   std::string help;
   /// A rule beyond type and bounds (a config string that must parse): given the normalised
   /// value, returns what is wrong with it, or "" when it is fine. Empty function = no rule.

@@ -37,7 +37,8 @@ std::vector<std::string> sampling_names(std::string_view prefix) {
 
 const kinds::param_spec& sampling_param(std::string_view name) {
   const auto& all = sampling_params();
-  return *std::find_if(all.begin(), all.end(), [&](const kinds::param_spec& p) { return p.name == name; });
+  return *std::find_if(all.begin(), all.end(),
+                       [&](const kinds::param_spec& p) { return p.name == name; });
 }
 
 // Stores one normalised sampling value in the struct the engines read.
@@ -68,7 +69,8 @@ std::string key_text(const std::string& key) {
 
 std::string case_id_part(const json& raw) {
   // An empty string (the default config, say) would vanish from the id: show it quoted.
-  if (raw.is_string()) return raw.get_ref<const std::string&>().empty() ? "\"\"" : raw.get<std::string>();
+  if (raw.is_string())
+    return raw.get_ref<const std::string&>().empty() ? "\"\"" : raw.get<std::string>();
   return raw.dump();
 }
 
@@ -231,7 +233,7 @@ class document_parser {
         detail::set_dotted(s.params, p.name, p.default_value);
       else if (axis != s.matrix.end())
         detail::set_dotted(s.params, p.name, axis->normalised.front());
-      else
+      else if (!p.optional)
         fail("params." + p.name, "required param is missing");
     }
   }
@@ -479,7 +481,7 @@ std::vector<std::pair<std::string, std::string>> shown_defaults(const std::strin
   const nlohmann::json shown = display_params(kind, defaults);
   for (const auto& p : k->params) {
     const auto* v = detail::find_dotted(shown, p.name);
-    out.emplace_back(p.name, v == nullptr ? std::string("required") : v->dump());
+    out.emplace_back(p.name, v != nullptr ? v->dump() : p.optional ? "unset" : "required");
   }
   return out;
 }

@@ -80,8 +80,8 @@ inline constexpr std::uint64_t default_max_cases = 100'000;
                                             const std::vector<override_spec>& overrides = {},
                                             std::uint64_t max_cases = default_max_cases);
 
-/// The kind's defaults, shown as display_params shows them: name (dotted) -> text, "required"
-/// for a param without a default. For `pinbench list --params`.
+/// The kind's defaults, shown as display_params shows them: name (dotted) -> text; "required"
+/// for a param without a default, "unset" for an optional one. For `pinbench list --params`.
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> shown_defaults(const std::string& kind);
 
 /// A case's params with sizes and durations shown as people write them, for reports.

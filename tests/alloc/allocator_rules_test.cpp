@@ -257,10 +257,15 @@ TEST_CASE("out-of-memory path: oversize release, then release all, then OOM", "[
       (void)a->allocate(50_MiB, 0);
       FAIL("no oom_error");
     } catch (const oom_error& e) {
+      // PyTorch 2.6's text word for word, "GPU 0" replaced by the device used.
       CHECK(std::string(e.what()) ==
-            "host-emulated device out of memory. Tried to allocate 50.00 MiB. Device capacity "
-            "180.00 MiB of which 10.00 MiB is free. Of the allocated memory 170.00 MiB is "
-            "allocated by the caching allocator, and 0 bytes is reserved but unallocated.");
+            "CUDA out of memory. Tried to allocate 50.00 MiB. Host-emulated device has a total "
+            "capacity of 180.00 MiB of which 10.00 MiB is free. Of the allocated memory 170.00 "
+            "MiB is allocated by PyTorch, and 0 bytes is reserved by PyTorch but unallocated. If "
+            "reserved but unallocated memory is large try setting "
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+            "documentation for Memory Management  "
+            "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)");
       CHECK(e.requested() == 50_MiB);
       CHECK(e.allocated() == 170_MiB);
       CHECK(e.reserved() == 170_MiB);
@@ -314,7 +319,7 @@ TEST_CASE("out-of-memory path: oversize release, then release all, then OOM", "[
     auto a = make_caching_allocator(*up, config{}, 0.5);
     void* p = a->allocate(40_MiB, 0);
     CHECK_THROWS_WITH((void)a->allocate(20_MiB, 0),
-                      Catch::Contains("50.00 MiB allowed by the memory fraction"));
+                      Catch::Contains("is free. 50.00 MiB allowed; Of the allocated memory"));
     a->deallocate(p);
   }
 }

@@ -77,14 +77,16 @@ TEST_CASE("roundup_power2_divisions: one value applies to every size", "[alloc][
   }
 }
 
-TEST_CASE("roundup_power2_divisions: the list form follows PyTorch's code", "[alloc][config]") {
+TEST_CASE("roundup_power2_divisions: the list form follows PyTorch 2.6's code", "[alloc][config]") {
   // PyTorch's intervals are indexed by floor(log2(bytes)) - 20, clamped to 0..15: interval j
   // holds sizes in [2^j MiB, 2^(j+1) MiB), interval 0 everything below 2 MiB, interval 15
   // everything from 32 GiB. A list key K (MiB) selects interval log2(K).
   SECTION("the documented example") {
     // 256 -> interval 8 = 1, and the first entry also fills intervals 0..7 with 1;
-    // 512 -> interval 9 = 2; 1024 -> interval 10 = 4; ">" fills 11..15 with 8.
-    // (PyTorch's docs describe 256-512 MiB as getting 2: the code gives that range 1.)
+    // 512 -> interval 9 = 2; 1024 -> interval 10 = 4; ">" fills 10..15 with 8, from the last
+    // listed interval itself (PyTorch 2.6's std::fill from last_index), so 1024's 4 is lost.
+    // (PyTorch's docs describe 256-512 MiB as getting 2 and 1-2 GiB as 4: 2.6's code gives
+    // those ranges 1 and 8.)
     const config c = parse("roundup_power2_divisions:[256:1,512:2,1024:4,>:8]");
     CHECK(c.divisions_for(512) == 1);          // below 1 MiB: interval 0
     CHECK(c.divisions_for(1_MiB) == 1);        // interval 0
@@ -92,8 +94,8 @@ TEST_CASE("roundup_power2_divisions: the list form follows PyTorch's code", "[al
     CHECK(c.divisions_for(300_MiB) == 1);      // log2 = 28 -> interval 8
     CHECK(c.divisions_for(512_MiB - 1) == 1);  // still interval 8
     CHECK(c.divisions_for(600_MiB) == 2);      // log2 = 29 -> interval 9
-    CHECK(c.divisions_for(1_GiB) == 4);        // log2 = 30 -> interval 10
-    CHECK(c.divisions_for(1536_MiB) == 4);     // interval 10
+    CHECK(c.divisions_for(1_GiB) == 8);        // log2 = 30 -> interval 10, overwritten by ">"
+    CHECK(c.divisions_for(1536_MiB) == 8);     // interval 10
     CHECK(c.divisions_for(2_GiB) == 8);        // log2 = 31 -> interval 11, from ">"
     CHECK(c.divisions_for(100_GiB) == 8);      // log2 = 36 -> clamped to interval 15
   }
@@ -106,17 +108,27 @@ TEST_CASE("roundup_power2_divisions: the list form follows PyTorch's code", "[al
     CHECK(c.divisions_for(4_MiB) == 2);  // interval 2
     CHECK(c.divisions_for(8_MiB) == 0);  // interval 3
   }
-  SECTION("\">\" fills from the interval after the last listed one") {
-    // 64 -> interval 6 = 8 (and 0..5 filled with 8); ">" fills 7..15 with 2.
+  SECTION("\">\" fills from the last listed interval itself (PyTorch 2.6)") {
+    // 64 -> interval 6 = 8 (and 0..5 filled with 8); ">" fills 6..15 with 2.
     const config c = parse("roundup_power2_divisions:[64:8,>:2]");
-    CHECK(c.divisions_for(32_MiB) == 8);
-    CHECK(c.divisions_for(127_MiB) == 8);
-    CHECK(c.divisions_for(128_MiB) == 2);
+    CHECK(c.divisions_for(32_MiB) == 8);   // interval 5
+    CHECK(c.divisions_for(63_MiB) == 8);   // interval 5
+    CHECK(c.divisions_for(64_MiB) == 2);   // interval 6: 8, then 2 from ">"
+    CHECK(c.divisions_for(127_MiB) == 2);  // interval 6
     CHECK(c.divisions_for(std::size_t{1} << 40) == 2);
-    // ">" alone: no entry listed yet, so it starts at interval 1 and interval 0 keeps 0.
+    // ">" alone: last_index starts at 0, so it fills every interval.
     const config d = parse("roundup_power2_divisions:[>:4]");
-    CHECK(d.divisions_for(1_MiB) == 0);
+    CHECK(d.divisions_for(1_MiB) == 4);
     CHECK(d.divisions_for(2_MiB) == 4);
+  }
+  SECTION("\"[]\" is accepted and changes nothing (PyTorch 2.6)") {
+    const config none = parse("roundup_power2_divisions:[]");
+    CHECK(none.roundup_power2_divisions == config{}.roundup_power2_divisions);
+    CHECK(none.to_string().empty());
+    // After the scalar form, "[]" leaves its table as it was.
+    const config c = parse("roundup_power2_divisions:4,roundup_power2_divisions:[]");
+    CHECK(c.divisions_for(1_MiB) == 4);
+    CHECK(c.divisions_for(1_GiB) == 4);
   }
   SECTION("keys beyond the last interval are clamped to it; 0 disables rounding") {
     // 65536 MiB -> log2 16 -> clamped to 15; the first entry fills 0..14 as well.
@@ -125,6 +137,8 @@ TEST_CASE("roundup_power2_divisions: the list form follows PyTorch's code", "[al
     CHECK(c.divisions_for(64_GiB) == 2);
     const config d = parse("roundup_power2_divisions:[1024:0,>:4]");
     CHECK(d.divisions_for(1_MiB) == 0);
+    CHECK(d.divisions_for(512_MiB) == 0);  // interval 9, filled by the first entry
+    CHECK(d.divisions_for(1_GiB) == 4);    // interval 10: 0, then 4 from ">"
     CHECK(d.divisions_for(4_GiB) == 4);
   }
   SECTION("a repeated key edits the table parsed so far") {
@@ -152,13 +166,17 @@ TEST_CASE("to_string is canonical and parses back into an equal config", "[alloc
       {"max_split_size_mb:128", "max_split_size_mb:128"},
       {"roundup_power2_divisions:4", "roundup_power2_divisions:4"},
       {"roundup_power2_divisions:[1:4,2:4,4:4,>:4]", "roundup_power2_divisions:4"},
+      // ">" overwrites the last listed interval (PyTorch 2.6): the canonical form shows it.
       {"roundup_power2_divisions:[256:1,512:2,1024:4,>:8]",
-       "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]"},
+       "roundup_power2_divisions:[256:1,512:2,1024:8,>:8]"},
       {"roundup_power2_divisions:[256:1,1024:4,>:8]",
-       "roundup_power2_divisions:[256:1,1024:4,>:8]"},
-      {"roundup_power2_divisions:[256:1,512:0,>:8]", "roundup_power2_divisions:[256:1,512:0,>:8]"},
+       "roundup_power2_divisions:[256:1,1024:8,>:8]"},
+      {"roundup_power2_divisions:[256:1,512:0,>:8]", "roundup_power2_divisions:[256:1,512:8,>:8]"},
+      {"roundup_power2_divisions:[256:1,512:2,>:0]", "roundup_power2_divisions:[256:1]"},
       {"roundup_power2_divisions:[1:4,4:2]", "roundup_power2_divisions:[1:4,4:2]"},
-      {"roundup_power2_divisions:[>:4]", "roundup_power2_divisions:[1:0,>:4]"},
+      {"roundup_power2_divisions:[1:4,32768:2]", "roundup_power2_divisions:[1:4,32768:2]"},
+      {"roundup_power2_divisions:[>:4]", "roundup_power2_divisions:4"},
+      {"roundup_power2_divisions:[]", ""},
       {"expandable_segments:True,garbage_collection_threshold:0.6,roundup_power2_divisions:2,"
        "max_split_size_mb:512",
        "max_split_size_mb:512,roundup_power2_divisions:2,garbage_collection_threshold:0.6,"
@@ -214,9 +232,6 @@ TEST_CASE("errors name the source, the key, the value and what was expected", "[
   CHECK(
       error_of("roundup_power2_divisions:[256]") ==
       R"(s.json: params.config: roundup_power2_divisions: expected SIZE_MB:DIVISIONS entries, got "256" in "[256]")");
-  CHECK(
-      error_of("roundup_power2_divisions:[]") ==
-      R"(s.json: params.config: roundup_power2_divisions: expected at least one SIZE_MB:DIVISIONS entry, got "[]")");
   CHECK(error_of("roundup_power2_divisions:[256:1") ==
         R"(s.json: params.config: missing "]" in "roundup_power2_divisions:[256:1")");
   CHECK(error_of("roundup_power2_divisions:256:1]") ==

@@ -119,8 +119,9 @@ TEST_CASE("backend upstream: the backend's memory under a capacity cap", "[alloc
     // 18 MiB does not fit the 16 MiB cached behind q: an 18 MiB segment, 20 + 18 > 32 MiB,
     // and q's segment cannot be released: out of memory.
     CHECK_THROWS_WITH((void)a->allocate(18_MiB, 0),
-                      Catch::StartsWith("host-emulated device out of memory. Tried to allocate "
-                                        "18.00 MiB. Device capacity 32.00 MiB of which 12.00 MiB"));
+                      Catch::StartsWith("CUDA out of memory. Tried to allocate 18.00 MiB. "
+                                        "Host-emulated device has a total capacity of 32.00 MiB "
+                                        "of which 12.00 MiB is free."));
     void* r = a->allocate(10_MiB, 0);  // still works: from the cached remainder
     CHECK(up->used() == 20_MiB);
     a->deallocate(r);

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "device/backend.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario.hpp"
@@ -245,4 +247,78 @@ TEST_CASE("the fragmentation scenario: the default config runs out of memory, an
   for (std::size_t i = 1; i < cases.size(); ++i)
     if (counter(cases[i], "num_ooms") == 0) some_avoids = true;
   CHECK(some_avoids);
+}
+
+TEST_CASE("latencies are timed in batches or per call; the policy is the same either way",
+          "[bench][allocator][timing-method]") {
+  const auto timed = [](const char* method) {
+    return doc(fmt::format(R"({}, "iterations": 3, "timing": "{}"}})", k_small_loop, method));
+  };
+  const auto batched = run_text(timed("batch"));
+  const auto per_call = run_text(timed("call"));
+  const auto& b = batched.scenarios.at(0).cases.at(0);
+  const auto& c = per_call.scenarios.at(0).cases.at(0);
+  REQUIRE(b.status == result::case_status::ok);
+  REQUIRE(c.status == result::case_status::ok);
+
+  // Batched: one mean per run, no per-call distribution; per call: median and p99.
+  CHECK(b.extra.at("timing").at("method") == "batch");
+  CHECK(b.extra.at("timing").at("batch_calls") == 64);
+  CHECK(b.find("alloc_latency_p99") == nullptr);
+  REQUIRE(b.find("alloc_latency") != nullptr);
+  CHECK(b.find("alloc_latency")->samples.size() == 2);
+  CHECK(c.extra.at("timing").at("method") == "call");
+  CHECK(c.find("alloc_latency_p99") != nullptr);
+  CHECK(c.find("free_latency_p99") != nullptr);
+  for (const auto* r : {&b, &c}) {
+    // The cache-hit pair, batch-timed in both: one positive sample per run.
+    const auto* hit = r->find("hit_pair_latency");
+    REQUIRE(hit != nullptr);
+    CHECK(hit->unit == "ns");
+    REQUIRE(hit->samples.size() == 2);
+    CHECK(hit->samples[0] > 0);
+    CHECK(r->extra.at("timing").at("timer_read_ns").get<double>() > 0);
+  }
+  // Batching changes when the clock is read, not what the allocator does.
+  for (const char* name : {"reserved_bytes.all.peak", "num_device_alloc", "num_alloc_retries",
+                           "allocation.all.allocated", "fragmentation"})
+    CHECK(counter(b, name) == counter(c, name));
+  CHECK(b.extra.at("ops") == c.extra.at("ops"));
+
+  // The timer's own cost, measured once at start-up, is in the environment with its samples.
+  const auto& timer = batched.environment.at("timer");
+  CHECK(timer.at("clock") == "steady_clock");
+  CHECK(timer.at("read_ns").get<double>() > 0);
+  CHECK(timer.at("samples").size() == 31);
+}
+
+TEST_CASE("out of memory inside a timed batch: counted, and the batch is not a latency sample",
+          "[bench][allocator][timing-method]") {
+  // 8 layers of 64 MiB in 256 MiB: allocs fail mid-batch. Same counts as per-call timing.
+  const auto timed = [](const char* method) {
+    return doc(fmt::format(R"({{"layers": 8, "activation_bytes": "64MiB", "iterations": 3,
+                               "device_memory": "256MiB", "timing": "{}"}})",
+                           method));
+  };
+  const auto batched = run_text(timed("batch"));
+  const auto per_call = run_text(timed("call"));
+  const auto& b = batched.scenarios.at(0).cases.at(0);
+  const auto& c = per_call.scenarios.at(0).cases.at(0);
+  CHECK(counter(b, "num_ooms") > 0);
+  CHECK(counter(b, "num_ooms") == counter(c, "num_ooms"));
+  CHECK(b.extra.at("ops") == c.extra.at("ops"));
+  CHECK(b.extra.at("first_oom") == c.extra.at("first_oom"));
+}
+
+TEST_CASE("the allocator info names the PyTorch release it follows, and the memory fraction",
+          "[bench][allocator][pytorch]") {
+  const auto unset = run_text(doc(fmt::format(R"({}, "iterations": 1}})", k_small_loop)));
+  const auto given =
+      run_text(doc(fmt::format(R"({}, "iterations": 1, "memory_fraction": 1.0}})", k_small_loop)));
+  const auto& u = unset.scenarios.at(0).cases.at(0);
+  const auto& g = given.scenarios.at(0).cases.at(0);
+  CHECK(u.extra.at("pytorch").at("version") == "2.6.0");
+  CHECK(u.extra.at("pytorch").at("choices").size() >= 4);
+  CHECK(u.extra.at("memory_fraction") == "unset");
+  CHECK(g.extra.at("memory_fraction") == 1.0);
 }

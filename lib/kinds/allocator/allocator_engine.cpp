@@ -15,6 +15,7 @@
 
 #include "alloc/allocator.hpp"
 #include "alloc/config.hpp"
+#include "alloc/pytorch_version.hpp"
 #include "alloc/summary.hpp"
 #include "alloc/upstream.hpp"
 #include "alloc/workload.hpp"
@@ -33,12 +34,24 @@ namespace {
 constexpr auto lower = result::direction::lower;
 constexpr auto none = result::direction::none;
 
-// Per-call latencies with bounded memory: every value up to `capacity`, then a uniform sample
-// of them (reservoir sampling, deterministic), so that a huge trace cannot exhaust the host.
+// Latencies with bounded memory: every value up to `capacity`, then a uniform sample of them
+// (reservoir sampling, deterministic), so that a huge trace cannot exhaust the host. Timed in
+// batches, a value is one batch's time per call, and the totals give the mean per call.
 class latency_log {
  public:
   explicit latency_log(std::size_t capacity, std::uint64_t seed)
       : capacity_(capacity), state_(seed * 0x9E3779B97F4A7C15ull | 1) {}
+
+  /// `calls` consecutive calls that took `ns` together (1: a per-call time).
+  void add_batch(std::int64_t ns, std::size_t calls) {
+    total_ns_ += static_cast<double>(ns);
+    calls_ += calls;
+    add(static_cast<double>(ns) / static_cast<double>(calls));
+  }
+  /// Total time over total calls.
+  [[nodiscard]] double mean_per_call() const noexcept {
+    return calls_ == 0 ? 0 : total_ns_ / static_cast<double>(calls_);
+  }
 
   void add(double ns) {
     ++seen_;
@@ -69,6 +82,8 @@ class latency_log {
   std::uint64_t state_;
   std::uint64_t seen_ = 0;
   std::vector<double> kept_;
+  double total_ns_ = 0;
+  std::uint64_t calls_ = 0;
 };
 
 constexpr std::size_t max_call_samples = std::size_t{1} << 20;  // per run
@@ -202,6 +217,7 @@ nlohmann::json segment_map(const alloc::snapshot& s) {
 
 struct run_output {
   latency_log alloc_ns{max_call_samples, 1}, free_ns{max_call_samples, 2};
+  std::optional<double> hit_pair_ns;  ///< batch-timed cache-hit allocate+free, ns per pair
   std::vector<double> iteration_ns, empty_cache_ns;
   op_counts counts;
   std::string first_oom;
@@ -216,7 +232,17 @@ struct observe_options {
   bool timeline = false;          ///< allocated and reserved bytes after every call
   bool snapshot_at_peak = false;  ///< the snapshot taken when reserved memory peaked
   bool history = false;           ///< trace entries in that snapshot (run --snapshot)
+  [[nodiscard]] bool any() const noexcept { return timeline || snapshot_at_peak || history; }
 };
+
+// Consecutive calls of one kind (allocs, or frees) timed together: two clock reads per batch
+// rather than per call, so that the timer's own cost (about a cache hit's) is spread over many
+// calls. 1 = every call timed alone, which keeps the per-call distribution (p99).
+constexpr std::size_t batch_calls = 64;
+
+// The cache-hit pair after a timed run: `hit_pairs` allocate+free of one cached size per batch.
+constexpr std::size_t hit_pairs = 1000;
+constexpr int hit_batches = 15;
 
 // One run: a fresh upstream and allocator, the workload's events applied in order.
 class workload_run {
@@ -262,81 +288,34 @@ class workload_run {
     }
   }
 
-  /// Applies every event; an observation run also records what `observe` asks for (the
-  /// snapshot is the one taken when reserved memory reached its highest point).
-  void execute(run_output& out, const observe_options& observe = {}) {
-    const bool snapshot_at_peak = observe.snapshot_at_peak;
+  /// Applies every event, allocs and frees in batches of up to `batch` consecutive calls of
+  /// one kind timed together; an observation run (batch 1) also records what `observe` asks for
+  /// (the snapshot is the one taken when reserved memory reached its highest point).
+  void execute(run_output& out, std::size_t batch, const observe_options& observe = {}) {
     if (observe.history) allocator_->record_history(true);
     if (observe.timeline) out.timeline.emplace();
-    // After each call: one point of the timeline (stats() is a copy: no cost to the timed runs,
-    // which do not observe).
-    const auto observe_call = [&] {
-      if (!out.timeline) return;
-      const auto st = allocator_->stats();
-      out.timeline->add(st.allocated_bytes.all.current, st.reserved_bytes.all.current);
-    };
-    std::int64_t best_reserved = -1;
+    observe_ = observe;
     std::int64_t iteration_ns = 0;
     std::uint64_t n = 0;
+    pending_.clear();
     alloc::event e;
     while (events_->next(e)) {
       if ((++n & 1023U) == 0 && interrupt_requested()) {
         out.interrupted = true;
         break;
       }
+      if (e.op == alloc::event::kind::alloc || e.op == alloc::event::kind::free) {
+        if (!pending_.empty() && (pending_.front().op != e.op || pending_.size() == batch ||
+                                  (e.op == alloc::event::kind::alloc && pending_has(e.id))))
+          iteration_ns += flush(out);
+        pending_.push_back(std::move(e));
+        continue;
+      }
+      iteration_ns += flush(out);
       switch (e.op) {
-        case alloc::event::kind::alloc: {
-          if (live_.contains(e.id)) {
-            ++out.counts.skipped_allocs;  // a trace that reuses a live id
-            break;
-          }
-          void* ptr = nullptr;
-          const std::int64_t t0 = now_ns();
-          try {
-            ptr = allocator_->allocate(e.size, e.stream);
-          } catch (const alloc::oom_error& oom) {
-            iteration_ns += now_ns() - t0;
-            // Out of memory is a result: the allocation is skipped, and so is its free.
-            ++out.counts.ooms;
-            if (out.first_oom.empty()) out.first_oom = oom.what();
-            failed_.insert(e.id);
-            observe_call();
-            break;
-          }
-          const std::int64_t t1 = now_ns();
-          iteration_ns += t1 - t0;
-          out.alloc_ns.add(static_cast<double>(t1 - t0));
-          live_.emplace(e.id, ptr);
-          ++out.counts.allocs;
-          if (snapshot_at_peak) {
-            const std::int64_t reserved = allocator_->stats().reserved_bytes.all.current;
-            if (reserved > best_reserved) {
-              best_reserved = reserved;
-              out.peak_snapshot = allocator_->take_snapshot();
-            }
-          }
-          observe_call();
-          break;
-        }
-        case alloc::event::kind::free: {
-          const auto it = live_.find(e.id);
-          if (it == live_.end()) {
-            if (failed_.erase(e.id) == 0) ++out.counts.skipped_frees;
-            break;
-          }
-          const std::int64_t t0 = now_ns();
-          allocator_->deallocate(it->second);
-          const std::int64_t t1 = now_ns();
-          iteration_ns += t1 - t0;
-          out.free_ns.add(static_cast<double>(t1 - t0));
-          live_.erase(it);
-          ++out.counts.frees;
-          observe_call();
-          break;
-        }
         case alloc::event::kind::empty_cache:
           iteration_ns += timed_empty_cache(out);
-          observe_call();
+          observe_call(out);
           break;
         case alloc::event::kind::mark:
           if (e.label != "iteration") break;
@@ -345,18 +324,147 @@ class workload_run {
           if (p_.empty_cache_every > 0 &&
               out.counts.iterations % static_cast<std::uint64_t>(p_.empty_cache_every) == 0) {
             iteration_ns += timed_empty_cache(out);
-            observe_call();
+            observe_call(out);
           }
           out.iteration_ns.push_back(static_cast<double>(iteration_ns));
           iteration_ns = 0;
           break;
+        default:
+          break;
       }
     }
+    if (!out.interrupted) (void)flush(out);
     out.stats = allocator_->stats();
-    if (snapshot_at_peak && !out.peak_snapshot) out.peak_snapshot = allocator_->take_snapshot();
+    if (observe.snapshot_at_peak && !out.peak_snapshot)
+      out.peak_snapshot = allocator_->take_snapshot();
+  }
+
+  /// The cost of a cache hit: allocate and free the last size the workload allocated, over and
+  /// over, `hit_pairs` pairs per timed batch; the median batch's ns per pair. Nothing when the
+  /// pairs were not all hits (the allocator had to reach the device) or ran out of memory.
+  [[nodiscard]] std::optional<double> time_hit_pairs() {
+    if (!last_size_) return std::nullopt;
+    const std::size_t size = *last_size_;
+    const std::uint32_t stream = last_stream_;
+    try {
+      allocator_->deallocate(allocator_->allocate(size, stream));  // now it is cached
+      const auto device_allocs = allocator_->stats().num_device_alloc;
+      std::vector<double> per_pair;
+      for (int b = 0; b < hit_batches; ++b) {
+        const std::int64_t t0 = now_ns();
+        for (std::size_t i = 0; i < hit_pairs; ++i)
+          allocator_->deallocate(allocator_->allocate(size, stream));
+        per_pair.push_back(static_cast<double>(now_ns() - t0) / static_cast<double>(hit_pairs));
+      }
+      if (allocator_->stats().num_device_alloc != device_allocs) return std::nullopt;
+      std::sort(per_pair.begin(), per_pair.end());
+      return quantile_sorted(per_pair, 0.5);
+    } catch (const alloc::oom_error&) {
+      return std::nullopt;
+    }
   }
 
  private:
+  [[nodiscard]] bool pending_has(std::uint64_t id) const {
+    return std::any_of(pending_.begin(), pending_.end(),
+                       [&](const alloc::event& p) { return p.id == id; });
+  }
+
+  // After each call of an observation run: one point of the timeline (stats() is a copy: no
+  // cost to the timed runs, which do not observe) and the snapshot when reserved memory peaks.
+  void observe_call(run_output& out) {
+    if (!observe_.any()) return;
+    const auto st = allocator_->stats();
+    if (out.timeline)
+      out.timeline->add(st.allocated_bytes.all.current, st.reserved_bytes.all.current);
+    if (observe_.snapshot_at_peak && st.reserved_bytes.all.current > best_reserved_) {
+      best_reserved_ = st.reserved_bytes.all.current;
+      out.peak_snapshot = allocator_->take_snapshot();
+    }
+  }
+
+  // Runs the pending calls; returns the time they took.
+  std::int64_t flush(run_output& out) {
+    if (pending_.empty()) return 0;
+    const std::int64_t spent =
+        pending_.front().op == alloc::event::kind::alloc ? run_allocs(out) : run_frees(out);
+    pending_.clear();
+    return spent;
+  }
+
+  // The pending allocs, timed as batches: a batch cut by an out-of-memory error is not a
+  // latency sample (its time mixes hits with the failed search); the calls after it form the
+  // next batch. Ids still live are skipped before timing (a trace that reuses one).
+  std::int64_t run_allocs(run_output& out) {
+    std::erase_if(pending_, [&](const alloc::event& a) {
+      if (!live_.contains(a.id)) return false;
+      ++out.counts.skipped_allocs;
+      return true;
+    });
+    ptrs_.assign(pending_.size(), nullptr);
+    std::int64_t spent = 0;
+    std::size_t begin = 0;
+    while (begin < pending_.size()) {
+      std::size_t i = begin;
+      const std::int64_t t0 = now_ns();
+      try {
+        for (; i < pending_.size(); ++i) {
+          ptrs_[i] = allocator_->allocate(pending_[i].size, pending_[i].stream);
+          observe_call(out);
+        }
+      } catch (const alloc::oom_error& oom) {
+        spent += now_ns() - t0;
+        // Out of memory is a result: the allocation is skipped, and so is its free.
+        ++out.counts.ooms;
+        if (out.first_oom.empty()) out.first_oom = oom.what();
+        failed_.insert(pending_[i].id);
+        keep_allocated(out, begin, i);
+        observe_call(out);
+        begin = i + 1;
+        continue;
+      }
+      const std::int64_t t1 = now_ns();
+      spent += t1 - t0;
+      if (i > begin) out.alloc_ns.add_batch(t1 - t0, i - begin);
+      keep_allocated(out, begin, i);
+      begin = i;
+    }
+    return spent;
+  }
+
+  void keep_allocated(run_output& out, std::size_t begin, std::size_t end) {
+    for (std::size_t k = begin; k < end; ++k) live_.emplace(pending_[k].id, ptrs_[k]);
+    out.counts.allocs += end - begin;
+    if (end > begin) {
+      last_size_ = pending_[end - 1].size;
+      last_stream_ = pending_[end - 1].stream;
+    }
+  }
+
+  // The pending frees, timed as one batch; ids looked up (and forgotten) before timing.
+  std::int64_t run_frees(run_output& out) {
+    ptrs_.clear();
+    for (const auto& f : pending_) {
+      const auto it = live_.find(f.id);
+      if (it == live_.end()) {
+        if (failed_.erase(f.id) == 0) ++out.counts.skipped_frees;
+        continue;
+      }
+      ptrs_.push_back(it->second);
+      live_.erase(it);
+    }
+    if (ptrs_.empty()) return 0;
+    const std::int64_t t0 = now_ns();
+    for (void* ptr : ptrs_) {
+      allocator_->deallocate(ptr);
+      observe_call(out);
+    }
+    const std::int64_t spent = now_ns() - t0;
+    out.free_ns.add_batch(spent, ptrs_.size());
+    out.counts.frees += ptrs_.size();
+    return spent;
+  }
+
   std::int64_t timed_empty_cache(run_output& out) {
     const std::int64_t t0 = now_ns();
     allocator_->empty_cache();
@@ -373,13 +481,31 @@ class workload_run {
   std::unique_ptr<alloc::event_source> events_;
   std::unordered_map<std::uint64_t, void*> live_;
   std::unordered_set<std::uint64_t> failed_;  // ids whose allocation ran out of memory
+  std::vector<alloc::event> pending_;         // the batch being gathered
+  std::vector<void*> ptrs_;                   // its pointers
+  observe_options observe_;
+  std::int64_t best_reserved_ = -1;
+  std::optional<std::size_t> last_size_;  // the workload's last successful allocation
+  std::uint32_t last_stream_ = 0;
 };
 
-run_output run_once(const allocator_params& p, const alloc::config& conf, device::backend& dev,
-                    const observe_options& observe = {}) {
+// One timed run: the workload in batches of `batch` calls, then (caching allocator) the
+// cache-hit pairs on the state the workload left.
+run_output run_timed(const allocator_params& p, const alloc::config& conf, device::backend& dev,
+                     std::size_t batch) {
   run_output out;
   workload_run run(p, conf, dev);
-  run.execute(out, observe);
+  run.execute(out, batch);
+  if (!out.interrupted && p.allocator == "caching") out.hit_pair_ns = run.time_hit_pairs();
+  return out;
+}
+
+// One untimed run that watches every call.
+run_output run_observed(const allocator_params& p, const alloc::config& conf, device::backend& dev,
+                        const observe_options& observe) {
+  run_output out;
+  workload_run run(p, conf, dev);
+  run.execute(out, 1, observe);
   return out;
 }
 
@@ -438,43 +564,56 @@ class allocator_engine final : public measure::engine {
     p.loop.seed = p.random.seed = ctx.seed;
     const alloc::config conf = p.config ? *p.config : config_from_environment();
     result::case_result r;
-    if (p.allocator != "caching" && (!conf.to_string().empty() || p.memory_fraction != 1))
+    if (p.allocator != "caching" && (!conf.to_string().empty() || p.memory_fraction))
       r.warnings.push_back("config and memory_fraction apply to the caching allocator only; the " +
                            p.allocator + " allocator ignores them");
 
+    // Batch timing, unless the scenario asks for the per-call distribution (or replays a
+    // trace, where it is the default): the timer costs about as much as a cache hit.
+    const bool per_call = p.timing == "call" || (p.timing == "auto" && p.workload == "trace");
+    const std::size_t batch = per_call ? 1 : batch_calls;
+
     // Timed metrics first, in the order the result lists them; the policy counters follow.
-    const auto alloc_median = measure::declare(r, "alloc_latency", "ns", lower);
+    // Per call: the median and p99 of each run's calls. Batched: each run's mean per call.
+    const auto alloc_latency = measure::declare(r, "alloc_latency", "ns", lower);
     const auto alloc_p99 = measure::declare(r, "alloc_latency_p99", "ns", lower);
-    const auto free_median = measure::declare(r, "free_latency", "ns", lower);
+    const auto free_latency = measure::declare(r, "free_latency", "ns", lower);
     const auto free_p99 = measure::declare(r, "free_latency_p99", "ns", lower);
+    const auto hit_pair = measure::declare(r, "hit_pair_latency", "ns", lower);
     const auto iteration_time = measure::declare(r, "iteration_time", "ns", lower);
     const auto empty_cache_time = measure::declare(r, "empty_cache_time", "ns", lower);
     latency_log iterations(max_iteration_samples, ctx.seed + 3);
     latency_log empty_cache(max_iteration_samples, ctx.seed + 4);
+    const auto record = [&](const latency_log& log, const measure::metric_handle& typical,
+                            const measure::metric_handle& p99) {
+      if (log.empty()) return;
+      typical.add(per_call ? log.quantile(0.5) : log.mean_per_call());
+      if (per_call) p99.add(log.quantile(0.99));
+    };
 
     std::optional<run_output> first;
-    std::uint64_t runs = 0;
-    measure::measure_case(
-        r, c.sampling,
-        {.warm_up = [&] { (void)run_once(p, conf, ctx.dev); },
-         .sample = [&]() -> std::optional<double> {
-           run_output out = run_once(p, conf, ctx.dev);
-           if (out.interrupted) return std::nullopt;  // a partial run is not a sample
-           ++runs;
-           const double headline = out.alloc_ns.empty() ? 0 : out.alloc_ns.quantile(0.5);
-           if (!out.alloc_ns.empty()) {
-             alloc_median.add(headline);
-             alloc_p99.add(out.alloc_ns.quantile(0.99));
-           }
-           if (!out.free_ns.empty()) {
-             free_median.add(out.free_ns.quantile(0.5));
-             free_p99.add(out.free_ns.quantile(0.99));
-           }
-           for (double v : out.iteration_ns) iterations.add(v);
-           for (double v : out.empty_cache_ns) empty_cache.add(v);
-           if (!first) first = std::move(out);
-           return headline;
-         }});
+    std::uint64_t runs = 0, runs_without_hits = 0;
+    measure::measure_case(r, c.sampling,
+                          {.warm_up = [&] { (void)run_timed(p, conf, ctx.dev, batch); },
+                           .sample = [&]() -> std::optional<double> {
+                             run_output out = run_timed(p, conf, ctx.dev, batch);
+                             if (out.interrupted)
+                               return std::nullopt;  // a partial run is not a sample
+                             ++runs;
+                             record(out.alloc_ns, alloc_latency, alloc_p99);
+                             record(out.free_ns, free_latency, free_p99);
+                             if (out.hit_pair_ns)
+                               hit_pair.add(*out.hit_pair_ns);
+                             else if (p.allocator == "caching")
+                               ++runs_without_hits;
+                             for (double v : out.iteration_ns) iterations.add(v);
+                             for (double v : out.empty_cache_ns) empty_cache.add(v);
+                             const double headline = alloc_latency.get().samples.empty()
+                                                         ? 0
+                                                         : alloc_latency.get().samples.back();
+                             if (!first) first = std::move(out);
+                             return headline;
+                           }});
 
     iteration_time.get().samples = iterations.values();
     empty_cache_time.get().samples = empty_cache.values();
@@ -488,7 +627,23 @@ class allocator_engine final : public measure::engine {
     if (!first->first_oom.empty()) r.extra["first_oom"] = first->first_oom;
     r.extra["ops"] = first->counts.to_json();
     r.extra["runs"] = runs;
+    r.extra["timing"] = {{"method", per_call ? "call" : "batch"},
+                         {"batch_calls", batch},
+                         {"hit_pairs_per_batch", hit_pairs},
+                         {"hit_batches", hit_batches},
+                         {"timer_read_ns", timer_overhead().read_ns}};
+    if (runs_without_hits > 0)
+      r.warnings.push_back(fmt::format(
+          "hit_pair_latency: {} of {} runs left out: the repeated size was not served from the "
+          "cache (or ran out of memory)",
+          runs_without_hits, runs));
     r.extra["config"] = p.allocator == "caching" ? conf.to_string() : std::string();
+    if (p.allocator == "caching") {
+      r.extra["memory_fraction"] =
+          p.memory_fraction ? nlohmann::json(*p.memory_fraction) : nlohmann::json("unset");
+      r.extra["pytorch"] = {{"version", alloc::pytorch_version},
+                            {"choices", alloc::pytorch_version_choices()}};
+    }
     if (first->counts.skipped_frees > 0)
       r.warnings.push_back(
           fmt::format("{} free(s) of unknown ids were skipped", first->counts.skipped_frees));
@@ -497,8 +652,8 @@ class allocator_engine final : public measure::engine {
       // Its own untimed run: observing (and recording history) would slow down the timed runs.
       // It gives the report its timeline and segment map, and `run --snapshot` its snapshot.
       run_output seen =
-          run_once(p, conf, ctx.dev,
-                   {.timeline = true, .snapshot_at_peak = true, .history = ctx.want_snapshots});
+          run_observed(p, conf, ctx.dev,
+                       {.timeline = true, .snapshot_at_peak = true, .history = ctx.want_snapshots});
       if (!seen.interrupted) {
         if (seen.timeline) r.extra["timeline"] = seen.timeline->to_json();
         if (seen.peak_snapshot) {

@@ -1,4 +1,5 @@
-// Kind `allocator` (a device allocator driven by a workload): its params and their rules, its engine, table columns and charts.
+// Kind `allocator` (a device allocator driven by a workload): its params and their rules, its
+// engine, table columns and charts.
 #include "kinds/allocator/allocator_kind.hpp"
 
 #include <fmt/format.h>
@@ -30,7 +31,6 @@ std::string config_problem(const json& v) {
   return {};
 }
 
-
 }  // namespace
 
 kind_spec describe() {
@@ -46,6 +46,13 @@ kind_spec describe() {
     return v.get<double>() < 1 ? std::string()
                                : fmt::format("expected a number < 1, got {}", v.get<double>());
   };
+  // Left out, it is as if set_per_process_memory_fraction was never called; given, 1.0 and 0
+  // included, it is as if it was (PyTorch 2.6: the limit, garbage collection, "allowed").
+  param_spec memory_fraction =
+      bounded("memory_fraction", param_type::number, nullptr, 0, false, 1.0,
+              "torch.cuda.set_per_process_memory_fraction(f) for the caching allocator: reserved "
+              "memory may not exceed f x device_memory (0 <= f <= 1; unset: never called)");
+  memory_fraction.optional = true;
   param_spec batch_sizes;
   batch_sizes.name = "batch_sizes";
   batch_sizes.type = param_type::integer_list;
@@ -71,11 +78,15 @@ kind_spec describe() {
                       static_cast<double>(1ull << 50),
                       "device memory the allocator may use (size; host backend: the emulated "
                       "capacity; cuda: a cap; 0 = the device's total)"),
-              bounded("memory_fraction", param_type::number, 1.0, 0, true, 1.0,
-                      "share of device_memory the caching allocator may reserve "
-                      "(set_per_process_memory_fraction; 0 < f <= 1)"),
+              memory_fraction,
               bounded("empty_cache_every", param_type::integer, 0, 0, false, 1e9,
                       "call empty_cache after every N-th iteration (count; 0 = never)"),
+              enumeration("timing", {"auto", "batch", "call"}, "auto",
+                          "how alloc_latency and free_latency are timed: batch (runs of up to 64 "
+                          "consecutive allocs, or frees, between two clock reads: the mean per "
+                          "call, free of the timer's cost), call (each call alone: its median and "
+                          "p99, each including one clock read), auto (call for a trace, else "
+                          "batch)"),
               enumeration("workload", {"training_loop", "random", "trace"}, "training_loop",
                           "training_loop: generated forward/backward pattern; random: RMM's "
                           "random allocations; trace: replay trace_file"),
@@ -105,15 +116,16 @@ kind_spec describe() {
       .parse_case = parse_params,
       .make_engine = make_engine,
       .headlines = {{"alloc_latency", false},
-                     {"free_latency", false},
-                     {"iteration_time", false},
-                     {"empty_cache_time", false},
-                     {"allocated_bytes.all.peak", false},
-                     {"reserved_bytes.all.peak", false},
-                     {"fragmentation", false},
-                     {"num_device_alloc", false},
-                     {"num_alloc_retries", false},
-                     {"num_ooms", false}},
+                    {"free_latency", false},
+                    {"hit_pair_latency", false},
+                    {"iteration_time", false},
+                    {"empty_cache_time", false},
+                    {"allocated_bytes.all.peak", false},
+                    {"reserved_bytes.all.peak", false},
+                    {"fragmentation", false},
+                    {"num_device_alloc", false},
+                    {"num_alloc_retries", false},
+                    {"num_ooms", false}},
       .figures = figures};
 }
 

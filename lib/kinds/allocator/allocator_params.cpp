@@ -17,8 +17,9 @@ std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p
   const auto config = p.at("config").get<std::string>();
   if (config != "env") a->config = alloc::parse_config(config, source, "params.config");
   a->device_memory = p.at("device_memory").get<std::uint64_t>();
-  a->memory_fraction = p.at("memory_fraction").get<double>();
+  if (p.contains("memory_fraction")) a->memory_fraction = p.at("memory_fraction").get<double>();
   a->empty_cache_every = p.at("empty_cache_every").get<std::int64_t>();
+  a->timing = p.at("timing").get<std::string>();
   a->loop.layers = p.at("layers").get<int>();
   a->loop.activation_bytes = p.at("activation_bytes").get<std::uint64_t>();
   a->loop.parameter_bytes = p.at("parameter_bytes").get<std::uint64_t>();

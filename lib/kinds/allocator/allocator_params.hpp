@@ -21,8 +21,10 @@ struct allocator_params final : measure::case_params {
   /// The caching allocator's options; none for "env" (config_from_environment at the case).
   std::optional<alloc::config> config;
   std::uint64_t device_memory = 0;
-  double memory_fraction = 1;
+  /// set_per_process_memory_fraction's argument; none: never called.
+  std::optional<double> memory_fraction;
   std::int64_t empty_cache_every = 0;
+  std::string timing;  ///< "auto", "batch" or "call": how latencies are timed
   alloc::training_loop_spec loop;  ///< seed left 0: the run's seed is the engine's
   alloc::random_spec random;       ///< likewise
 };
