@@ -105,6 +105,12 @@ svg::point summary_point(const result::metric& m, double divisor) {
   return p;
 }
 
+std::string better_text(const result::metric& m) {
+  return m.better == result::direction::higher  ? " Higher is better."
+         : m.better == result::direction::lower ? " Lower is better."
+                                                : "";
+}
+
 }  // namespace
 
 // The cases a chart of `metric` can use: completed, with at least one finite sample.
@@ -143,13 +149,49 @@ std::string axis_label(const std::string& name, const display_unit& u) {
 std::string bytes_text(double v) {
   return v >= 0 ? format_bytes(static_cast<std::uint64_t>(std::llround(v))) : "-";
 }
+std::optional<figure> distribution_chart(const result::scenario_result& s,
+                                         const result::case_result& c, const std::string& chart_id,
+                                         const std::string& metric) {
+  const auto* m = c.find(metric);
+  if (m == nullptr) return std::nullopt;
+  const auto sum = result::finite_summary(*m);
+  if (sum.n == 0) return std::nullopt;
+  const auto u = unit_for(m->unit, std::max(std::fabs(sum.max), std::fabs(sum.min)));
+  svg::strip_chart chart;
+  chart.id = chart_id;
+  chart.value.label = axis_label(metric, u);
+  chart.value.unit = u.name;
+  chart.value.from_zero = false;
+  if (m->unit == "fraction") chart.value.max = 100;
+  const std::string label = c.id.empty() ? "default" : c.id;
+  svg::strip_chart::group g{label, {}};
+  for (double v : m->samples)
+    if (std::isfinite(v)) g.samples.push_back(v / u.divisor);
+  chart.groups.push_back(std::move(g));
+  const std::string unit = u.name.empty() ? m->unit : u.name;
+  figure fig;
+  fig.title = fmt::format("{}: distribution of {} sample(s)", metric, sum.n);
+  chart.title = fig.title + " \u2014 " + s.name;
+  chart.description = fmt::format(
+      "Strip plot: every sample of {} ({}) of the one case {}, over a box from the first to the "
+      "third quartile; median {} {}.{}",
+      metric, unit, label, svg::short_number(sum.median / u.divisor), unit, better_text(*m));
+  fig.caption = fmt::format(
+      " One case, so nothing to compare it with: each dot is a sample, the bar the median, the "
+      "box spans the first to third quartile.{}",
+      better_text(*m));
+  fig.svg = svg::render(chart);
+  return fig;
+}
+
 // One metric over the scenario's swept params: a line chart over the first numeric param
 // (`prefer` first when it varies), one line per combination of the others; with no numeric
-// param, one bar per case. None with fewer than two cases to compare.
+// param, one bar per case. With one case, the distribution of its samples.
 std::optional<figure> sweep_chart(const result::scenario_result& s, const std::string& chart_id,
                                   const std::string& metric, const std::string& prefer) {
   const auto cases = chartable(s, metric);
-  if (cases.size() < 2) return std::nullopt;
+  if (cases.empty()) return std::nullopt;
+  if (cases.size() == 1) return distribution_chart(s, *cases.front(), chart_id, metric);
   std::vector<std::map<std::string, std::string>> flat;
   auto keys = varying_params(cases, flat);
   if (const auto it = std::find(keys.begin(), keys.end(), prefer); it != keys.end())
@@ -177,9 +219,7 @@ std::optional<figure> sweep_chart(const result::scenario_result& s, const std::s
     y.log_base = 10;
     y.label += ", log scale";
   }
-  const std::string better = first.better == result::direction::higher  ? " Higher is better."
-                             : first.better == result::direction::lower ? " Lower is better."
-                                                       : "";
+  const std::string better = better_text(first);
 
   // The x param: the first varying param whose every value is a number, size or duration.
   std::string x_key;

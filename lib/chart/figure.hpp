@@ -1,5 +1,6 @@
 // Charts from results: a figure (an inline SVG with its title and caption), the sweep chart
-// that shows one metric over a scenario's matrix, and the units that axes are labelled in.
+// that shows one metric over a scenario's matrix (or a lone case's samples), and the units
+// that axes are labelled in.
 // A kind's figures (kinds/<kind>/) are built from these; the report lays them out.
 #pragma once
 
@@ -38,9 +39,18 @@ struct display_unit {
 [[nodiscard]] std::vector<const result::case_result*> chartable(const result::scenario_result& s,
                                                                 std::string_view metric);
 
+/// The samples of one case's metric as they fell (a strip plot over the quartile box and the
+/// median), on an axis labelled with the metric and its unit. None when the case has no finite
+/// sample of it.
+[[nodiscard]] std::optional<figure> distribution_chart(const result::scenario_result& s,
+                                                       const result::case_result& c,
+                                                       const std::string& chart_id,
+                                                       const std::string& metric);
+
 /// One metric over the scenario's swept params: a line chart over the first numeric param
 /// (`prefer` first when it varies), one line per combination of the others; with no numeric
-/// param, one bar per case. None with fewer than two cases to compare.
+/// param, one bar per case. With one case only, the distribution of its samples
+/// (distribution_chart); none without a case to chart.
 [[nodiscard]] std::optional<figure> sweep_chart(const result::scenario_result& s,
                                                 const std::string& chart_id,
                                                 const std::string& metric,

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/stats.hpp"
 #include "core/text.hpp"
 
 namespace pinbench::chart::svg {
@@ -244,7 +245,7 @@ std::string label_text(double x, double y, std::string_view anchor, const std::s
 
 struct legend_entry {
   std::string name;
-  enum class kind { line, swatch, guide } how = kind::line;
+  enum class kind { line, swatch, guide, interval } how = kind::line;
   std::size_t style = 0;
   bool with_marker = true;
   std::string fill;  // swatches
@@ -282,6 +283,12 @@ double legend(std::string& out, const std::vector<legend_entry>& entries, double
       case legend_entry::kind::guide:
         out += fmt::format("<path d=\"M{} {}v14\" stroke=\"#777\" stroke-dasharray=\"2 2\"/>",
                            px(x + 14), px(y - 7));
+        break;
+      case legend_entry::kind::interval:
+        out += fmt::format(
+            "<path d=\"M{} {}h28M{} {}v10M{} {}v10\" stroke=\"#1b1b1b\" stroke-width=\"2\"/>",
+            px(x), px(y), px(x), px(y - 5), px(x + 28), px(y - 5));
+        out += marker(3, x + 14, y, "#1b1b1b", e.name, "legend-marker");
         break;
     }
     out += fmt::format("<text x=\"{}\" y=\"{}\" dominant-baseline=\"middle\">{}</text></g>\n",
@@ -330,6 +337,60 @@ void y_axis(std::string& out, const axis& a, const std::vector<double>& ticks, c
 
 bool usable(const axis& a, double v) {
   return std::isfinite(v) && (!a.log || v > 0);
+}
+
+// The left edge of rows labelled with `names`: room for the longest (at most 40 characters).
+std::size_t row_label_chars(const std::vector<std::string>& names) {
+  std::size_t longest = 4;
+  for (const auto& n : names) longest = std::max(longest, n.size());
+  return std::min<std::size_t>(longest, 40);
+}
+
+double row_left(std::size_t label_chars) {
+  return 16 + char_px * static_cast<double>(label_chars) + 10;
+}
+
+// Where the i-th of n dots sits within a row's band, from 0 to 1: a low-discrepancy sequence,
+// so that equal values spread out the same way on every page.
+double spread(std::size_t i) {
+  const double golden = 0.6180339887498949;
+  return std::fmod(0.5 + golden * static_cast<double>(i), 1.0);
+}
+
+// One strip-chart row: the box (quartiles), the median and every sample as a dot.
+std::string strip_row(const strip_chart::group& g, std::size_t i, const scale& xs, double y,
+                      double band, const axis& a) {
+  std::vector<double> sorted;
+  for (double v : g.samples)
+    if (usable(a, v)) sorted.push_back(v);
+  std::sort(sorted.begin(), sorted.end());
+  std::string out = fmt::format("<g class=\"series\" data-series=\"{}\">\n", escape(g.name));
+  if (sorted.empty()) return out + "</g>\n";
+  const auto col = colour(i);
+  const double q1 = quantile_sorted(sorted, 0.25), med = quantile_sorted(sorted, 0.5),
+               q3 = quantile_sorted(sorted, 0.75);
+  out += fmt::format(
+      "<rect class=\"box\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" "
+      "fill-opacity=\"0.12\" stroke=\"{}\"><title>{}</title></rect>\n",
+      px(xs(q1)), px(y), px(std::max(xs(q3) - xs(q1), 1.0)), px(band), col, col,
+      escape(fmt::format("{}: first quartile {}, third quartile {}", g.name, value_text(a, q1),
+                         value_text(a, q3))));
+  out += fmt::format(
+      "<path class=\"mark median\" d=\"M{} {}v{}\" stroke=\"{}\" stroke-width=\"3\">"
+      "<title>{}</title></path>\n",
+      px(xs(med)), px(y - 3), px(band + 6), col,
+      escape(
+          fmt::format("{}: median {} of {} samples", g.name, value_text(a, med), sorted.size())));
+  std::size_t k = 0;
+  for (double v : g.samples) {
+    if (!usable(a, v)) continue;
+    out += fmt::format(
+        "<circle class=\"mark sample\" cx=\"{}\" cy=\"{}\" r=\"2.6\" fill=\"{}\" "
+        "fill-opacity=\"0.75\"><title>{}</title></circle>\n",
+        px(xs(v)), px(y + 3 + spread(k++) * (band - 6)), col,
+        escape(fmt::format("{}: {}", g.name, value_text(a, v))));
+  }
+  return out + "</g>\n";
 }
 
 }  // namespace
@@ -589,6 +650,143 @@ std::string render(const segment_map& m) {
   const double legend_h = legend(leg, entries, bottom + 52);
   const double height = bottom + 52 + legend_h + 6;
   return open_svg(m.id, m.title, m.description, height, "segment-map") + body + leg + "</svg>\n";
+}
+
+std::string render(const strip_chart& c) {
+  double lo = INFINITY, hi = -INFINITY;
+  std::vector<std::string> names;
+  for (const auto& g : c.groups) {
+    names.push_back(g.name);
+    for (double v : g.samples)
+      if (usable(c.value, v)) {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+  }
+  if (!std::isfinite(lo)) lo = hi = c.value.log ? 1 : 0;
+  const std::size_t label_chars = row_label_chars(names);
+  const double left = row_left(label_chars), right = width - 24, top = 10;
+  const double band = 34, row_h = band + 16;
+  const double bottom = top + row_h * static_cast<double>(c.groups.size());
+  scale xs{0, 1, left, right, false};
+  const auto ticks = make_ticks(c.value, lo, hi, xs);
+
+  std::string body;
+  x_axis(body, c.value, ticks, xs, top, bottom);
+  body += "<g class=\"categories\">\n";
+  for (std::size_t i = 0; i < c.groups.size(); ++i)
+    body += label_text(left - 8, top + row_h * static_cast<double>(i) + row_h / 2, "end", names[i],
+                       label_chars);
+  body +=
+      fmt::format("<path d=\"M{} {}V{}\" stroke=\"#333\"/>\n</g>\n", px(left), px(top), px(bottom));
+  for (std::size_t i = 0; i < c.groups.size(); ++i)
+    body += strip_row(c.groups[i], i, xs, top + row_h * static_cast<double>(i) + 8, band, c.value);
+
+  std::vector<legend_entry> entries;
+  for (std::size_t i = 0; i < c.groups.size(); ++i)
+    entries.push_back({c.groups[i].name + ": samples, median (bar), quartiles (box)",
+                       legend_entry::kind::swatch, i, false, colour(i)});
+  std::string leg;
+  const double legend_h = legend(leg, entries, bottom + 52);
+  const double height = bottom + 52 + legend_h + 6;
+  return open_svg(c.id, c.title, c.description, height, "strip-chart") + body + leg + "</svg>\n";
+}
+
+std::string render(const interval_chart& c) {
+  double lo = INFINITY, hi = -INFINITY;
+  const auto extend = [&](double v) {
+    if (!usable(c.value, v)) return;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  };
+  std::vector<std::string> names;
+  for (const auto& r : c.rows) {
+    names.push_back(r.name);
+    for (double v : {r.estimate, r.low, r.high}) extend(v);
+  }
+  for (double g : c.guides) extend(g);
+  for (const auto& z : c.zones)
+    for (double v : {z.from, z.to}) extend(v);
+  if (!std::isfinite(lo)) lo = hi = 0;
+  const std::size_t label_chars = row_label_chars(names);
+  const double left = row_left(label_chars), right = width - 24, top = 10, row_h = 30;
+  const double bottom = top + row_h * static_cast<double>(std::max<std::size_t>(c.rows.size(), 1));
+  scale xs{0, 1, left, right, false};
+  const auto ticks = make_ticks(c.value, lo, hi, xs);
+  const auto clamp_x = [&](double v) { return std::clamp(xs(v), left, right); };
+
+  const std::array<std::string_view, 4> zone_colours{"#D55E00", "#009E73", "#777777", "#0072B2"};
+  std::vector<std::string> cols;
+  for (std::size_t i = 0; i < c.zones.size(); ++i)
+    cols.emplace_back(zone_colours[std::min(i, zone_colours.size() - 1)]);
+  // Zones are hatched (pattern 1 onwards): a solid zone would hide the grid.
+  std::string body;
+  {
+    std::string pats;
+    for (std::size_t i = 0; i < c.zones.size(); ++i)
+      pats += pattern_def(escape(pattern_id(c.id, i + 1)), i + 1, cols[i]);
+    if (!pats.empty()) body += "<defs>\n" + pats + "</defs>\n";
+  }
+  body += "<g class=\"zones\">\n";
+  for (std::size_t i = 0; i < c.zones.size(); ++i) {
+    const auto& z = c.zones[i];
+    const double x0 = std::isinf(z.from) ? (z.from < 0 ? left : right) : clamp_x(z.from);
+    const double x1 = std::isinf(z.to) ? (z.to < 0 ? left : right) : clamp_x(z.to);
+    if (std::isnan(x0) || std::isnan(x1) || x1 <= x0) continue;
+    body += fmt::format(
+        "<rect class=\"zone\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" "
+        "fill-opacity=\"0.35\"><title>{}</title></rect>\n",
+        px(x0), px(top), px(x1 - x0), px(bottom - top), fill_ref(c.id, i + 1, cols[i]),
+        escape(z.name));
+  }
+  body += "</g>\n";
+  x_axis(body, c.value, ticks, xs, top, bottom);
+  body += "<g class=\"guides\">";
+  for (double g : c.guides)
+    if (usable(c.value, g))
+      body += fmt::format(
+          "<path d=\"M{} {}V{}\" stroke=\"#777\" stroke-width=\"1.5\" stroke-dasharray=\"2 2\">"
+          "<title>{}</title></path>",
+          px(xs(g)), px(top), px(bottom), escape(c.guides_label + ": " + value_text(c.value, g)));
+  body += "</g>\n<g class=\"categories\">\n";
+  for (std::size_t i = 0; i < c.rows.size(); ++i)
+    body += label_text(left - 8, top + row_h * (static_cast<double>(i) + 0.5), "end", names[i],
+                       label_chars);
+  body +=
+      fmt::format("<path d=\"M{} {}V{}\" stroke=\"#333\"/>\n</g>\n", px(left), px(top), px(bottom));
+  for (std::size_t i = 0; i < c.rows.size(); ++i) {
+    const auto& r = c.rows[i];
+    const double y = top + row_h * (static_cast<double>(i) + 0.5);
+    body += fmt::format("<g class=\"series\" data-series=\"{}\">\n", escape(r.name));
+    if (usable(c.value, r.low) && usable(c.value, r.high) && r.high >= r.low)
+      body += fmt::format(
+          "<path class=\"mark interval\" d=\"M{} {}H{}M{} {}v12M{} {}v12\" stroke=\"#1b1b1b\" "
+          "stroke-width=\"2\" fill=\"none\"><title>{}</title></path>\n",
+          px(xs(r.low)), px(y), px(std::max(xs(r.high), xs(r.low) + 1)), px(xs(r.low)), px(y - 6),
+          px(xs(r.high)), px(y - 6),
+          escape(fmt::format("{}: interval {} to {}", r.name, value_text(c.value, r.low),
+                             value_text(c.value, r.high))));
+    if (usable(c.value, r.estimate))
+      body +=
+          marker(3, xs(r.estimate), y, "#1b1b1b", r.name + ": " + value_text(c.value, r.estimate));
+    body += "</g>\n";
+  }
+
+  std::vector<legend_entry> entries;
+  entries.push_back({"change of the median (diamond) and its interval",
+                     legend_entry::kind::interval,
+                     0,
+                     false,
+                     {}});
+  for (std::size_t i = 0; i < c.zones.size(); ++i)
+    entries.push_back({c.zones[i].name, legend_entry::kind::swatch, i + 1, false,
+                       fill_ref(c.id, i + 1, cols[i])});
+  if (!c.guides.empty() && !c.guides_label.empty())
+    entries.push_back({c.guides_label, legend_entry::kind::guide, 0, false, {}});
+  std::string leg;
+  const double legend_h = legend(leg, entries, bottom + 52);
+  const double height = bottom + 52 + legend_h + 6;
+  return open_svg(c.id, c.title, c.description, height, "interval-chart") + body + leg + "</svg>\n";
 }
 
 std::string escape(std::string_view text) { return xml_escape(text); }

@@ -1,8 +1,9 @@
-// A small SVG plotting layer for the HTML report: line charts (linear or log x), horizontal bar
-// charts and segment maps. Every chart is accessible (role="img" named by its <title> and
-// <desc>, axis labels with units, a legend) and reads without colour: each series has its own
-// marker shape and dash pattern, each bar series and block state its own fill pattern.
-// Used by chart/figure.cpp and the kinds' own figures.
+// A small SVG plotting layer for the HTML pages: line charts (linear or log x), horizontal bar
+// charts, segment maps, strip plots of samples and interval charts. Every chart is accessible
+// (role="img" named by its <title> and <desc>, axis labels with units, a legend) and reads without
+// colour: each series has its own marker shape and dash pattern, each bar series and block state
+// its own fill pattern. Used by chart/figure.cpp, the kinds' own figures and the comparison page
+// (gate/).
 #pragma once
 
 #include <cstddef>
@@ -87,8 +88,46 @@ struct segment_map {
   axis scale;  ///< the byte axis along a row (its label names the unit)
 };
 
+/// Samples as they fell: one row per group, every sample a dot (spread vertically in a fixed
+/// pattern so that equal values stay visible), over a box from the first to the third quartile
+/// with the median as a bar. Non-finite samples are left out.
+struct strip_chart {
+  struct group {
+    std::string name;
+    std::vector<double> samples;  ///< in the axis's unit
+  };
+  std::string id, title, description;
+  axis value;  ///< the value axis (horizontal)
+  std::vector<group> groups;
+};
+
+/// Intervals against limits: one row per interval (its estimate a marker, its bounds a
+/// whisker), over shaded zones (what lies beyond a threshold) and vertical guides (the
+/// thresholds themselves).
+struct interval_chart {
+  struct row {
+    std::string name;
+    double estimate = std::numeric_limits<double>::quiet_NaN();
+    double low = std::numeric_limits<double>::quiet_NaN();  ///< NaN = no interval
+    double high = std::numeric_limits<double>::quiet_NaN();
+  };
+  /// A shaded range of the value axis; an infinite end reaches the plot's edge.
+  struct zone {
+    double from = 0, to = 0;
+    std::string name;  ///< legend entry
+  };
+  std::string id, title, description;
+  axis value;  ///< the value axis (horizontal); its range holds every finite bound and guide
+  std::vector<row> rows;
+  std::vector<zone> zones;     ///< up to four, each in its own fill pattern
+  std::vector<double> guides;  ///< vertical dashed lines
+  std::string guides_label;    ///< legend entry for the guides
+};
+
 [[nodiscard]] std::string render(const line_chart& c);
 [[nodiscard]] std::string render(const bar_chart& c);
 [[nodiscard]] std::string render(const segment_map& m);
+[[nodiscard]] std::string render(const strip_chart& c);
+[[nodiscard]] std::string render(const interval_chart& c);
 
 }  // namespace pinbench::chart::svg

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chart/figure.hpp"
+#include "chart/html.hpp"
 #include "chart/svg.hpp"
 #include "core/text.hpp"
 #include "kinds/registry.hpp"
@@ -46,17 +47,12 @@ tbody tr:nth-child(even) { background: #fafafa; }
 .status-skipped { color: #555; font-style: italic; }
 .env th { text-align: left; font-weight: 500; background: #f6f6f6; }
 figure { margin: 14px 0 22px; }
-figcaption { font-size: 0.9rem; color: #333; margin-top: 2px; }
+figcaption { font-size: 0.9rem; color: #333; margin: 0 0 6px; }
 figcaption strong { display: block; font-size: 1rem; color: #111; }
 svg.chart { max-width: 100%; height: auto; display: block; }
 code { font-size: 0.9em; }
 footer { margin-top: 30px; color: #444; font-size: 0.9rem; }
 )";
-
-std::string figure_html(const chart::figure& f) {
-  return "<figure>\n" + f.svg + "<figcaption><strong>" + escape(f.title) + "</strong>" +
-         escape(f.caption) + "</figcaption>\n</figure>\n";
-}
 
 // The kind's own charts (kinds/<kind>/), their ids unique on the page.
 std::vector<chart::figure> scenario_figures(const result::scenario_result& s, std::size_t index) {
@@ -169,7 +165,7 @@ std::string scenario_section(const result::scenario_result& s, std::size_t index
   const auto figures = scenario_figures(s, index);
   if (!figures.empty()) {
     out += "<h3>Charts</h3>\n";
-    for (const auto& f : figures) out += figure_html(f);
+    for (const auto& f : figures) out += chart::html::figure_html(f);
   }
   out += "<h3>Cases</h3>\n";
   if (s.cases.empty())
@@ -191,16 +187,11 @@ std::string scenario_section(const result::scenario_result& s, std::size_t index
 }  // namespace
 
 std::string to_html(const result::run_result& r) {
-  std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      // No script and nothing from the network: the browser is told so, and refuses any.
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-      "style-src 'unsafe-inline'; img-src data:\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<meta name=\"generator\" content=\"pinbench " +
-      escape(r.tool_version) + "\">\n<link rel=\"icon\" href=\"data:,\">\n<title>pinbench report";
-  if (!r.created.empty()) out += " \u2014 " + escape(r.created);
-  out += "</title>\n<style>" + std::string(style_sheet) + "</style>\n</head>\n<body>\n";
+  // No script and nothing from the network: the browser is told so, and refuses any.
+  std::string out = chart::html::page_head(
+      r.created.empty() ? std::string("pinbench report")
+                        : fmt::format("pinbench report \u2014 {}", r.created),
+      r.tool_version, style_sheet);
   out += "<header>\n<h1>pinbench results</h1>\n<p class=\"lead\">" +
          escape(detail::header_line(r)) + "</p>\n";
   if (detail::backend_name(r) == "host")

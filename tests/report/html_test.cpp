@@ -47,7 +47,7 @@ result::case_result loader_case(int workers, double samples_per_s, double busy) 
 }
 
 // An allocator case as the engine writes it: counters, a timeline and a segment map.
-result::case_result allocator_case(const std::string& config) {
+result::case_result allocator_case(const std::string& config, double ooms) {
   result::case_result c;
   c.id = "config=" + config;
   c.params = {{"config", config}, {"workload", "training_loop"}};
@@ -55,7 +55,8 @@ result::case_result allocator_case(const std::string& config) {
   c.metrics = {make_metric("alloc_latency", "ns", "lower", {120, 130}),
                make_metric("allocated_bytes.all.peak", "bytes", "", {60 * mib}),
                make_metric("reserved_bytes.all.peak", "bytes", "lower", {80 * mib}),
-               make_metric("fragmentation", "fraction", "lower", {0.25})};
+               make_metric("fragmentation", "fraction", "lower", {0.25}),
+               make_metric("num_ooms", "count", "lower", {ooms})};
   json points = json::array();
   for (int i = 0; i < 40; ++i) {
     const double phase = i % 10;
@@ -147,7 +148,7 @@ result::run_result fixture() {
   result::scenario_result alloc;
   alloc.name = "allocator-fragmentation";
   alloc.kind = "allocator";
-  alloc.cases = {allocator_case(""), allocator_case("expandable_segments:True")};
+  alloc.cases = {allocator_case("", 2), allocator_case("expandable_segments:True", 0)};
 
   result::scenario_result odd;
   odd.name = "widgets <&>";
@@ -235,8 +236,8 @@ TEST_CASE("every chart is accessible and reads without colour", "[report][html]"
   const auto html = report::to_html(fixture());
   const auto svgs = svgs_of(html);
   // Transfer size: bandwidth and host_call_time; modes: the same two as bars; loader: two;
-  // allocator: peaks, then a timeline and a segment map per case.
-  REQUIRE(svgs.size() == 2 + 2 + 2 + 1 + 2 * 2);
+  // allocator: out-of-memory errors, peaks, then a timeline and a segment map per case.
+  REQUIRE(svgs.size() == 2 + 2 + 2 + 2 + 2 * 2);
   std::set<std::string> ids;
   for (const auto& s : svgs) {
     INFO(s.substr(0, 200));
@@ -300,20 +301,92 @@ TEST_CASE("charts appear only where the result has data for them", "[report][htm
   CHECK(section(html, 4).find("<svg") == std::string::npos);
   CHECK(section(html, 4).find("<table class=\"cases\">") != std::string::npos);
 
-  // Allocator cases without timeline or segment map (older results) keep the peaks chart only.
+  // Allocator cases without timeline or segment map (older results) keep the counts and peaks.
   for (auto& c : run.scenarios[3].cases) c.extra = json::object();
-  // A transfer scenario whose only completed case cannot be compared with another: no chart.
-  run.scenarios[1].cases.erase(run.scenarios[1].cases.begin());
   const auto again = report::to_html(run);
-  CHECK(count(section(again, 3), "<svg ") == 1);
-  CHECK(section(again, 1).find("<svg") == std::string::npos);
-  CHECK(section(again, 1).find("<h3>Charts</h3>") == std::string::npos);
+  CHECK(count(section(again, 3), "<svg ") == 2);
+
+  // A transfer scenario with no completed case: no chart.
+  run.scenarios[1].cases.erase(run.scenarios[1].cases.begin(), run.scenarios[1].cases.begin() + 2);
+  const auto none = report::to_html(run);
+  CHECK(section(none, 1).find("<svg") == std::string::npos);
+  CHECK(section(none, 1).find("<h3>Charts</h3>") == std::string::npos);
 
   // No scenarios at all: still a valid page.
   run.scenarios.clear();
   const auto empty = report::to_html(run);
   CHECK(empty.find("<svg") == std::string::npos);
   CHECK(empty.find("</html>") != std::string::npos);
+}
+
+TEST_CASE("every chart's title and description stand above it", "[report][html][chart]") {
+  const auto html = report::to_html(fixture());
+  std::size_t figures = 0;
+  for (auto at = html.find("<figure>"); at != std::string::npos;
+       at = html.find("<figure>", at + 1)) {
+    ++figures;
+    const auto end = html.find("</figure>", at);
+    const std::string figure = html.substr(at, end - at);
+    INFO(figure.substr(0, 300));
+    const auto caption = figure.find("<figcaption><strong>");
+    const auto svg = figure.find("<svg ");
+    REQUIRE(caption != std::string::npos);
+    REQUIRE(svg != std::string::npos);
+    CHECK(caption < svg);
+    CHECK(figure.find("</figcaption>") < svg);
+  }
+  CHECK(figures == svgs_of(html).size());
+  CHECK(html.find("</svg><figcaption>") == std::string::npos);
+  CHECK(html.find("</svg>\n<figcaption>") == std::string::npos);
+}
+
+TEST_CASE("the allocator report shows out-of-memory errors per case", "[report][html][chart]") {
+  const auto alloc = section(report::to_html(fixture()), 3);
+  const auto at = alloc.find("<svg class=\"chart bar-chart\" id=\"s3-ooms\"");
+  REQUIRE(at != std::string::npos);
+  const std::string chart = alloc.substr(at, alloc.find("</svg>", at) - at);
+  CHECK(chart.find(">num_ooms (count)</text>") != std::string::npos);
+  CHECK(count(chart, "class=\"mark bar\"") == 2);  // a zero still shows as a sliver
+  // Case labels and the counts at the bars' ends.
+  CHECK(chart.find("<title>config=</title></text>") != std::string::npos);
+  CHECK(chart.find("<title>config=expandable_segments:True</title></text>") != std::string::npos);
+  CHECK(chart.find("config= \u2014 out-of-memory errors: 2 count") != std::string::npos);
+  CHECK(chart.find("config=expandable_segments:True \u2014 out-of-memory errors: 0 count") !=
+        std::string::npos);
+  CHECK(chart.find(">2</text>") != std::string::npos);
+  CHECK(chart.find(">0</text>") != std::string::npos);
+  // Whole-number ticks, and the answer in words: which config avoided the OOM.
+  CHECK(chart.find(">0.5</text>") == std::string::npos);
+  CHECK(alloc.find("Out-of-memory errors per case</strong>") != std::string::npos);
+  CHECK(alloc.find("Without an out-of-memory error: config=expandable_segments:True.") !=
+        std::string::npos);
+  // Before the peaks: the question the scenario asks comes first.
+  CHECK(at < alloc.find("id=\"s3-peaks\""));
+}
+
+TEST_CASE("a scenario with one case gets the distribution of its samples",
+          "[report][html][chart]") {
+  auto run = fixture();
+  run.scenarios[1].cases.erase(run.scenarios[1].cases.begin());  // pinned and a failed case
+  const auto modes = section(report::to_html(run), 1);
+  CHECK(modes.find("<h3>Charts</h3>") != std::string::npos);
+  const auto svgs = svgs_of(modes);
+  REQUIRE(svgs.size() == 2);  // bandwidth and host_call_time
+  const auto& bandwidth = svgs[0];
+  CHECK(bandwidth.find("class=\"chart strip-chart\"") != std::string::npos);
+  CHECK(count(bandwidth, "class=\"mark sample\"") == 3);  // one dot per sample
+  CHECK(count(bandwidth, "class=\"mark median\"") == 1);
+  CHECK(bandwidth.find(">bandwidth (GB/s)</text>") != std::string::npos);
+  CHECK(bandwidth.find("<title>memory=pinned,bytes=32MiB</title></text>") != std::string::npos);
+  CHECK(bandwidth.find("class=\"legend-entry\"") != std::string::npos);
+  CHECK(modes.find("bandwidth: distribution of 3 sample(s)</strong>") != std::string::npos);
+  CHECK(svgs[1].find(">host_call_time (us)</text>") != std::string::npos);
+
+  // A one-case allocator scenario: its latency samples besides the counts and peaks.
+  run.scenarios[3].cases.pop_back();
+  const auto alloc = section(report::to_html(run), 3);
+  CHECK(alloc.find("id=\"s3-alloc-latency\"") != std::string::npos);
+  CHECK(alloc.find(">alloc_latency (ns)</text>") != std::string::npos);
 }
 
 TEST_CASE("all text from the result is escaped", "[report][html]") {

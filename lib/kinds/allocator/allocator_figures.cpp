@@ -1,6 +1,6 @@
-// Kind `allocator`'s charts: peak allocated vs reserved bytes per case, and for each case the
-// timeline of allocated and reserved bytes and the map of segments at peak (from the facts the
-// engine keeps in case_result::extra: "timeline", "segments_at_peak").
+// Kind `allocator`'s charts: out-of-memory errors per case, peak allocated vs reserved bytes
+// per case, and for each case the timeline of allocated and reserved bytes and the map of segments
+// at peak (from the facts the engine keeps in case_result::extra: "timeline", "segments_at_peak").
 #include "kinds/allocator/allocator_figures.hpp"
 
 #include <algorithm>
@@ -60,6 +60,55 @@ std::optional<figure> peaks(const result::scenario_result& s, const std::string&
   fig.caption =
       " The gap between the two bars is memory reserved but not allocated "
       "(fragmentation and cache).";
+  fig.svg = svg::render(chart);
+  return fig;
+}
+
+std::string case_label(const result::case_result& c) {
+  return c.id.empty() ? "default" : c.id;
+}
+
+// The cases with (and without) out-of-memory errors, as the caption lists them.
+std::string oom_summary(const std::vector<std::string>& clean, std::size_t cases) {
+  if (clean.empty()) return " Every case ran out of memory at least once.";
+  if (clean.size() == cases) return " No case ran out of memory.";
+  return fmt::format(" Without an out-of-memory error: {}.", fmt::join(clean, "; "));
+}
+
+// Out-of-memory errors per case (num_ooms, deterministic for a seed): which config avoids them.
+std::optional<figure> ooms(const result::scenario_result& s, const std::string& id) {
+  const auto cases = chartable(s, "num_ooms");
+  if (cases.empty()) return std::nullopt;
+  svg::bar_chart chart;
+  chart.id = id;
+  chart.value.label = "num_ooms (count)";
+  chart.value.unit = "count";
+  chart.value.format = [](double v) { return fmt::format("{:.0f}", v); };
+  chart.category_label = "case";
+  svg::series bars{"out-of-memory errors", {}};
+  std::vector<std::string> clean;
+  double biggest = 0;
+  for (const auto* c : cases) {
+    chart.categories.push_back(case_label(*c));
+    svg::point p;
+    p.y = result::finite_summary(*c->find("num_ooms")).median;
+    biggest = std::max(biggest, p.y);
+    if (p.y == 0) clean.push_back(case_label(*c));
+    bars.points.push_back(p);
+  }
+  chart.value.max = std::max(biggest, 5.0);  // whole-number ticks when the counts are small
+  chart.bars.push_back(std::move(bars));
+  figure fig;
+  fig.title = "Out-of-memory errors per case";
+  chart.title = fig.title + " \u2014 " + s.name;
+  chart.description = fmt::format(
+      "Bar chart, one bar per case: the number of allocations that ran out of device memory "
+      "(num_ooms, count) in one run of the workload, for {} cases.{}",
+      cases.size(), oom_summary(clean, cases.size()));
+  fig.caption = fmt::format(
+      " num_ooms: allocations that failed for lack of device memory (each skipped, the run went "
+      "on); 0 means the config avoided the out-of-memory error.{}",
+      oom_summary(clean, cases.size()));
   fig.svg = svg::render(chart);
   return fig;
 }
@@ -221,7 +270,11 @@ std::vector<chart::figure> figures(const result::scenario_result& s, const std::
   const auto add = [&](std::optional<figure> f) {
     if (f) out.push_back(std::move(*f));
   };
+  add(ooms(s, id_prefix + "ooms"));
   add(peaks(s, id_prefix + "peaks"));
+  // A lone case has nothing to be compared with: its latency samples show how they spread.
+  if (const auto timed = chartable(s, "alloc_latency"); timed.size() == 1)
+    add(chart::distribution_chart(s, *timed.front(), id_prefix + "alloc-latency", "alloc_latency"));
   for (std::size_t i = 0; i < s.cases.size(); ++i) {
     const auto& c = s.cases[i];
     if (c.status != result::case_status::ok) continue;
