@@ -25,7 +25,7 @@ struct compare_args {
   bool strict = false;
   bool allow_env_mismatch = false;
   std::string format = "table";
-  std::string out, junit, md;
+  std::string out, junit, md, html;
   std::uint64_t seed = 1;
   double confidence = 0.95;
   std::size_t resamples = 2000;
@@ -104,7 +104,9 @@ result::run_result read_side(const std::vector<std::string>& paths, const gate::
 
 int compare(const compare_args& a) {
   const gate::options opts = read_options(a);
-  for (const auto* path : {&a.out, &a.md, &a.junit})
+  if (a.out == "-" && a.html == "-")
+    throw input_error({}, "--html", "--out and --html cannot both write to stdout ('-')");
+  for (const auto* path : {&a.out, &a.md, &a.junit, &a.html})
     if (!path->empty()) check_writable(*path);
 
   // Without a baseline there is nothing to gate on: that is the environment, not the input.
@@ -131,13 +133,15 @@ int compare(const compare_args& a) {
   if (!a.out.empty()) write_file_atomic(a.out, gate::to_json(c).dump(2) + "\n");
   if (!a.md.empty()) write_file_atomic(a.md, gate::to_markdown(c));
   if (!a.junit.empty()) write_file_atomic(a.junit, gate::to_junit(c));
-  // With --out - the JSON went to stdout and replaces the table.
-  if (a.out != "-") {
+  if (!a.html.empty()) write_file_atomic(a.html, gate::to_html(c, base, current));
+  // With --out - (or --html -) the JSON (the page) went to stdout and replaces the table.
+  const bool stdout_taken = a.out == "-" || a.html == "-";
+  if (!stdout_taken) {
     const std::string text = render(c, a.format);
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   }
-  if (a.format != "table" || a.out == "-")
+  if (a.format != "table" || stdout_taken)
     std::fprintf(stderr, "pinbench: %s\n", c.outcome_line().c_str());
   return c.exit_code();
 }
@@ -183,6 +187,11 @@ runner add_compare(CLI::App& app) {
       ->type_name("FILE");
   sub->add_option("--md", a->md, "Also write the Markdown summary here")->type_name("FILE");
   sub->add_option("--junit", a->junit, "Also write JUnit XML here (one test per gated metric)")
+      ->type_name("FILE");
+  sub->add_option("--html", a->html,
+                  "Also write a self-contained HTML page here: the verdicts, regressions first, "
+                  "and per gated metric both sides' samples and the interval of the change "
+                  "against the threshold ('-' = stdout)")
       ->type_name("FILE");
   sub->add_option("--metric", a->metrics, "Compare only this metric (repeatable)")
       ->type_name("NAME");

@@ -5,11 +5,15 @@
 # drawn data mark: line, marker, bar or block).
 #
 # Usage: scripts/check-report.sh [--pinbench EXE] [--out-dir DIR] [--result RESULT.json]
+#                                [--page PAGE.html] [--compare]
 #   --pinbench  the executable (default: $PINBENCH, else $BUILD_DIR/app/pinbench, else build/)
 #   --out-dir   where result.json, report.html, screenshot.png and the logs go
 #               (default: $PINBENCH_REPORT_DIR, else $TMPDIR/pinbench-report-check)
 #   --result    report this result instead of measuring a small one on the host backend
-#   --page      check this HTML page as it is (no pinbench run, no report)
+#   --page      check this HTML page as it is (no pinbench run, no report): a report or a
+#               `pinbench compare --html` page
+#   --compare   check a comparison page instead: measure two small results on the host
+#               backend and write `pinbench compare --html` of them
 #
 # Needs Debian's `chromium` (or the browser PINBENCH_CHROMIUM names). Without it the check is
 # skipped (exit 77, which ctest reports as skipped) unless PINBENCH_INSTALL_CHROMIUM=1, which
@@ -22,13 +26,15 @@ pinbench=${PINBENCH:-}
 out_dir=${PINBENCH_REPORT_DIR:-${TMPDIR:-/tmp}/pinbench-report-check}
 result=
 page_in=
+compare=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --pinbench) pinbench=$2; shift 2 ;;
     --out-dir) out_dir=$2; shift 2 ;;
     --result) result=$2; shift 2 ;;
     --page) page_in=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --compare) compare=1; shift ;;
+    -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "check-report: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -80,8 +86,21 @@ trap 'rm -rf "$out_dir/profile"' EXIT  # the browser's profile: of no use afterw
 
 # ---- a small result and its report -------------------------------------------------------
 report=$out_dir/report.html
+# The comparison's runs: quick, but 3 samples a side, so that the gate reaches its verdicts.
+quick=(--backend host --quiet --set sampling.warmup=0 --set sampling.min_samples=3
+       --set sampling.max_samples=3 --set sampling.min_time=0 --set sampling.timeout=1s)
 if [[ -n $page_in ]]; then
   cp "$page_in" "$report"
+elif [[ $compare == 1 ]]; then
+  # Two results of the same small run: every gated metric gets its samples and its interval.
+  for side in base candidate; do
+    "$pinbench" run builtin:transfer-modes builtin:allocator-fragmentation "${quick[@]}" \
+      --out "$out_dir/$side.json" >"$out_dir/run-$side.txt" || [[ $? -eq 1 ]] ||
+      fail "pinbench run failed (see $out_dir/run-$side.txt)"
+  done
+  report=$out_dir/compare.html
+  "$pinbench" compare "$out_dir/base.json" "$out_dir/candidate.json" --fail-on never \
+    --html "$report" >"$out_dir/compare.txt" || fail "pinbench compare failed"
 elif [[ -z $result ]]; then
   result=$out_dir/result.json
   # Quick sampling: the check is about the page, not the figures. The scenarios cover every
@@ -94,11 +113,11 @@ elif [[ -z $result ]]; then
     --out "$result" >"$out_dir/run.txt" || [[ $? -eq 1 ]] ||
     fail "pinbench run failed (see $out_dir/run.txt)"
 fi
-if [[ -z $page_in ]]; then
+if [[ -z $page_in && $compare == 0 ]]; then
   "$pinbench" report "$result" --html "$report" --quiet || fail "pinbench report failed"
 fi
 charts=$(grep -o '<svg class="chart' "$report" | wc -l)
-[[ $charts -gt 0 ]] || fail "the report holds no chart"
+[[ $charts -gt 0 ]] || fail "the page holds no chart"
 
 # ---- render ------------------------------------------------------------------------------
 # Its own profile directory: nothing is read from or written to the user's.

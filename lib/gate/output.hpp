@@ -1,5 +1,6 @@
 // Writers of a comparison: the terminal table, JSON (pinbench.compare/1), Markdown for
-// $GITHUB_STEP_SUMMARY or a PR comment, and JUnit XML so that CI systems show failures natively.
+// $GITHUB_STEP_SUMMARY or a PR comment, JUnit XML so that CI systems show failures natively, and
+// an HTML page with the samples and intervals drawn.
 #pragma once
 
 #include <string>
@@ -28,5 +29,14 @@ namespace pinbench::gate {
 /// vanished gated case). Regressions and failed cases are <failure>s; inconclusive rows are
 /// <skipped>, or <failure>s under fail_on::inconclusive; the rest pass.
 [[nodiscard]] std::string to_junit(const comparison& c);
+
+/// One self-contained HTML page (no script, nothing from the network: the report's
+/// Content-Security-Policy): the outcome, both sides, every row in a table with regressions and
+/// failed cases first, then for each gated metric, in the same order, its baseline and
+/// candidate samples (a strip plot each, on one axis) and the change of the median with its
+/// interval against the threshold. `base` and `current` are the results `c` was computed from
+/// (their samples are drawn; a row whose case is not found draws no dots).
+[[nodiscard]] std::string to_html(const comparison& c, const result::run_result& base,
+                                  const result::run_result& current);
 
 }  // namespace pinbench::gate

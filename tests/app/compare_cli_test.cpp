@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
@@ -161,6 +162,77 @@ TEST_CASE("compare: --out, --md and --junit write their files, --format picks st
   const auto only =
       run_pinbench("compare " + f.base + " " + f.slower + " --metric bandwidth --out -");
   CHECK(nlohmann::json::parse(only.out)["rows"].size() == 1);
+}
+
+TEST_CASE("compare: --html writes the verdicts as a self-contained page", "[app][compare][html]") {
+  files f;
+  const auto page = f.dir / "compare.html";
+  std::ofstream(page) << "an older page";  // replaced whole, atomically
+  const auto o = run_pinbench("compare " + f.base + " " + f.slower + " --html " + page.string());
+  CHECK(o.code == 1);
+  CHECK(o.out.find("regression") != std::string::npos);  // the table still goes to stdout
+  const auto html = slurp(page);
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(html.find("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';") !=
+        std::string::npos);
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("<h1>pinbench compare: failed</h1>") != std::string::npos);
+  CHECK(html.find("<tr class=\"verdict-regression\">") != std::string::npos);
+  // Both gated metrics regressed: each has its samples (12 a side) and its interval drawn.
+  CHECK(std::count(html.begin(), html.end(), '\n') > 100);
+  std::size_t strips = 0, intervals = 0;
+  for (auto at = html.find("chart strip-chart"); at != std::string::npos;
+       at = html.find("chart strip-chart", at + 1))
+    ++strips;
+  for (auto at = html.find("chart interval-chart"); at != std::string::npos;
+       at = html.find("chart interval-chart", at + 1))
+    ++intervals;
+  CHECK(strips == 2);
+  CHECK(intervals == 2);
+  CHECK(html.find(">copy_time (ms)</text>") != std::string::npos);
+  // Nothing left beside it (the atomic write's temporary file is renamed or removed).
+  std::size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(f.dir))
+    entries += e.path().filename().string().find("compare.html") != std::string::npos;
+  CHECK(entries == 1);
+
+  // --html - puts the page on stdout instead of the table; the outcome goes to stderr.
+  const auto out = run_pinbench("compare " + f.base + " " + f.same + " --html -");
+  CHECK(out.code == 0);
+  CHECK(out.out.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(out.err.find("gate passed") != std::string::npos);
+
+  // An unwritable page is refused before anything is compared.
+  const auto bad =
+      run_pinbench("compare " + f.base + " " + f.same + " --html /nonexistent-dir/c.html");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("/nonexistent-dir") != std::string::npos);
+  CHECK(bad.out.empty());
+  const auto both = run_pinbench("compare " + f.base + " " + f.same + " --html - --out -");
+  CHECK(both.code == 2);
+
+  const auto help = run_pinbench("compare --help");
+  CHECK(help.out.find("--html") != std::string::npos);
+}
+
+TEST_CASE("check-report.sh --page passes the compare --html page", "[app][compare][browser]") {
+  files f;
+  const auto page = f.dir / "compare.html";
+  REQUIRE(run_pinbench("compare " + f.base + " " + f.slower + " --html " + page.string()).code ==
+          1);
+  const auto log = f.dir / "check.log";
+  const std::string cmd = fmt::format("{}/scripts/check-report.sh --page {} --out-dir {} >{} 2>&1",
+                                      pinbench::testing::source_dir(), page.string(),
+                                      (f.dir / "check").string(), log.string());
+  const int status = std::system(cmd.c_str());
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code == 77) {
+    WARN("no chromium here: check-report.sh skips (" << slurp(log) << ")");
+    return;
+  }
+  INFO(slurp(log));
+  CHECK(code == 0);
+  CHECK(slurp(log).find("check-report: passed: 4 charts drawn") != std::string::npos);
 }
 
 TEST_CASE("compare: a missing baseline or incomparable results give exit 3 and one line",

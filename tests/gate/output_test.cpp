@@ -139,3 +139,88 @@ TEST_CASE("the table colours verdicts only when asked", "[gate][output]") {
   CHECK(colour.find("\x1b[31mregression\x1b[0m") != std::string::npos);
   CHECK(colour.find("\x1b[32mimprovement\x1b[0m") != std::string::npos);
 }
+
+namespace {
+
+std::string html_page() {
+  const auto [base, current] = fixture();
+  gate::options o;
+  return gate::to_html(gate::compare(base, current, o, "base.json", "current.json"), base, current);
+}
+
+// The verdict of each row of the page's verdict table, top to bottom.
+std::vector<std::string> table_verdicts(const std::string& html) {
+  std::vector<std::string> out;
+  const std::string open = "<tr class=\"verdict-";
+  for (auto at = html.find(open); at != std::string::npos; at = html.find(open, at + 1)) {
+    const auto from = at + open.size();
+    out.push_back(html.substr(from, html.find('"', from) - from));
+  }
+  return out;
+}
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("golden: the comparison as an HTML page", "[gate][output][golden][compare][html]") {
+  check_golden("compare.html", html_page());
+}
+
+TEST_CASE("the HTML page is self-contained and lists regressions first",
+          "[gate][output][compare][html]") {
+  const auto html = html_page();
+  CHECK(html.rfind("<!DOCTYPE html>\n<html lang=\"en\">", 0) == 0);
+  CHECK(html.find("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+                  "style-src 'unsafe-inline'; img-src data:\">") != std::string::npos);
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("http://") == std::string::npos);
+  CHECK(html.find("https://") == std::string::npos);
+  CHECK(html.find("<h1>pinbench compare: failed</h1>") != std::string::npos);
+
+  // Every row, failed and regressions first, then inconclusive, improvement, unchanged, info.
+  const auto verdicts = table_verdicts(html);
+  REQUIRE(verdicts.size() == 9);
+  const std::vector<std::string> expected{"failed",       "regression",  "regression",
+                                          "inconclusive", "improvement", "unchanged",
+                                          "unchanged",    "unchanged",   "info"};
+  CHECK(verdicts == expected);
+  // Markup from the results is escaped.
+  CHECK(html.find("&lt;with 1 GiB free&gt;") != std::string::npos);
+  CHECK(html.find("<with") == std::string::npos);
+}
+
+TEST_CASE("the HTML page draws each gated metric's samples and interval",
+          "[gate][output][compare][html][chart]") {
+  const auto html = html_page();
+  // Seven gated metrics (the failed case and the info row have no charts): two charts each.
+  CHECK(occurrences(html, "<section class=\"metric\"") == 7);
+  CHECK(occurrences(html, "<svg class=\"chart strip-chart\"") == 7);
+  CHECK(occurrences(html, "<svg class=\"chart interval-chart\"") == 7);
+  // Each title above its chart.
+  for (auto at = html.find("<figure>"); at != std::string::npos; at = html.find("<figure>", at + 1))
+    CHECK(html.find("<figcaption>", at) < html.find("<svg ", at));
+
+  // The first section is the first regression: bandwidth of the pinned non_blocking case,
+  // 12 samples a side, its interval wholly below -5%.
+  const auto first = html.find("<section class=\"metric\" id=\"row-1\"");
+  REQUIRE(first != std::string::npos);
+  CHECK(html.find("<section class=\"metric\"") == first);
+  const std::string section = html.substr(first, html.find("</section>", first) - first);
+  CHECK(section.find("bandwidth") != std::string::npos);
+  CHECK(section.find(">baseline (12 samples)<title>") != std::string::npos);
+  CHECK(section.find(">candidate (12 samples)<title>") != std::string::npos);
+  CHECK(occurrences(section, "class=\"mark sample\"") == 24);
+  CHECK(section.find(">bandwidth (GB/s)</text>") != std::string::npos);
+  CHECK(occurrences(section, "class=\"mark interval\"") == 1);
+  CHECK(section.find(">change of the median (%)</text>") != std::string::npos);
+  CHECK(section.find(">threshold \u00b15.0%</text>") != std::string::npos);
+  CHECK(section.find(">regression (worse than the threshold)</text>") != std::string::npos);
+
+  // A deterministic counter has a change but no interval, and says why.
+  CHECK(html.find("no interval: judged exactly (deterministic)") != std::string::npos);
+}
