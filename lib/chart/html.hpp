@@ -15,8 +15,8 @@ inline constexpr std::string_view content_security_policy =
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
 
 /// From <!DOCTYPE html> to <body>: charset, the policy above, viewport, the generator (pinbench
-/// and `tool_version`), an empty icon (no request for favicon.ico), `title` and `style`.
-/// `title` is escaped; `style` is written as it is.
+/// and `tool_version`), an empty icon (no request for favicon.ico), `title`, and the shared
+/// style sheet followed by the page's own `style`. `title` is escaped; `style` is written as it is.
 [[nodiscard]] std::string page_head(std::string_view title, std::string_view tool_version,
                                     std::string_view style);
 

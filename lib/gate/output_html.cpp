@@ -22,33 +22,14 @@ namespace {
 using chart::svg::escape;
 namespace svg = chart::svg;
 
+// The comparison page's own rules (chart::html::page_head adds the shared ones).
 constexpr std::string_view style_sheet = R"(
-body { font-family: system-ui, sans-serif; color: #1b1b1b; background: #fff; margin: 0 auto;
-       max-width: 1120px; padding: 0 20px 40px; line-height: 1.45; }
-h1 { font-size: 1.6rem; margin: 24px 0 4px; }
-h2 { font-size: 1.3rem; margin: 0 0 6px; }
-h3 { font-size: 1.05rem; margin: 18px 0 6px; }
-.lead { color: #444; margin: 0 0 12px; }
-.warning { border-left: 4px solid #D55E00; background: #fff4ec; padding: 6px 10px; margin: 6px 0; }
 .outcome { border-left: 4px solid #0072B2; background: #eef6fc; padding: 6px 10px; }
 .outcome.failed { border-left-color: #a40000; background: #fdeeee; }
-section { border-top: 1px solid #ccc; padding-top: 18px; margin-top: 26px; }
-table { border-collapse: collapse; font-size: 0.88rem; margin: 8px 0; }
-.table-wrap { overflow-x: auto; }
-caption { text-align: left; font-weight: 600; padding: 4px 0; }
-th, td { border: 1px solid #d0d0d0; padding: 3px 8px; vertical-align: top; }
-thead th { background: #f0f0f0; }
-tbody th { text-align: left; font-weight: normal; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .verdict-regression, .verdict-failed { color: #a40000; font-weight: 600; }
 .verdict-inconclusive { color: #7a4d00; }
 .verdict-improvement { color: #006b4f; }
 .verdict-info { color: #555; font-style: italic; }
-figure { margin: 14px 0 22px; }
-figcaption { font-size: 0.9rem; color: #333; margin: 0 0 6px; }
-figcaption strong { display: block; font-size: 1rem; color: #111; }
-svg.chart { max-width: 100%; height: auto; display: block; }
-code { font-size: 0.9em; }
 )";
 
 // Regressions and failed cases first, then what is undecided, then the rest.

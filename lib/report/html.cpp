@@ -23,34 +23,15 @@ namespace {
 using chart::svg::escape;
 using json = nlohmann::json;
 
+// The report's own rules (chart::html::page_head adds the shared ones).
 constexpr std::string_view style_sheet = R"(
-body { font-family: system-ui, sans-serif; color: #1b1b1b; background: #fff; margin: 0 auto;
-       max-width: 1120px; padding: 0 20px 40px; line-height: 1.45; }
-h1 { font-size: 1.6rem; margin: 24px 0 4px; }
-h2 { font-size: 1.3rem; margin: 0 0 6px; }
-h3 { font-size: 1.05rem; margin: 18px 0 6px; }
-.lead { color: #444; margin: 0 0 12px; }
-.warning { border-left: 4px solid #D55E00; background: #fff4ec; padding: 6px 10px; margin: 6px 0; }
 .verdict { border-left: 4px solid #0072B2; background: #eef6fc; padding: 6px 10px; }
-section { border-top: 1px solid #ccc; padding-top: 18px; margin-top: 26px; }
 nav ul { columns: 2; padding-left: 20px; margin: 6px 0; }
-table { border-collapse: collapse; font-size: 0.88rem; margin: 8px 0; }
-.table-wrap { overflow-x: auto; }
-tbody th { text-align: left; font-weight: normal; }
-caption { text-align: left; font-weight: 600; padding: 4px 0; }
-th, td { border: 1px solid #d0d0d0; padding: 3px 8px; vertical-align: top; }
-thead th { background: #f0f0f0; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tbody tr:nth-child(even) { background: #fafafa; }
 .status-error { color: #a40000; font-weight: 600; }
 .status-interrupted { color: #7a4d00; font-weight: 600; }
 .status-skipped { color: #555; font-style: italic; }
 .env th { text-align: left; font-weight: 500; background: #f6f6f6; }
-figure { margin: 14px 0 22px; }
-figcaption { font-size: 0.9rem; color: #333; margin: 0 0 6px; }
-figcaption strong { display: block; font-size: 1rem; color: #111; }
-svg.chart { max-width: 100%; height: auto; display: block; }
-code { font-size: 0.9em; }
 footer { margin-top: 30px; color: #444; font-size: 0.9rem; }
 )";
 
