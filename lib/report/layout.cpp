@@ -155,8 +155,7 @@ std::string backend_name(const result::run_result& r) {
 
 std::string header_line(const result::run_result& r) {
   std::vector<std::string> parts;
-  parts.push_back("pinbench " +
-                  (r.tool_version.empty() ? std::string(version) : r.tool_version));
+  parts.push_back("pinbench " + (r.tool_version.empty() ? std::string(version) : r.tool_version));
   const auto& env = r.environment;
   const auto backend = backend_name(r);
   const auto device = text_at(env, {"device", "name"});
@@ -174,6 +173,9 @@ std::string header_line(const result::run_result& r) {
   }
   const auto cpu = text_at(env, {"host", "cpu"});
   if (!cpu.empty()) parts.push_back(cpu);
+  // What one clock read costs: the floor under any per-call figure in nanoseconds.
+  if (const auto* read = find_path(env, {"timer", "read_ns"}); read != nullptr && read->is_number())
+    parts.push_back(fmt::format("timer {:.1f} ns/read", read->get<double>()));
   if (!r.created.empty()) parts.push_back(r.created);
 
   std::string out;
@@ -202,8 +204,7 @@ std::string footer_line(const result::run_result& r) {
   auto out = fmt::format("{}, {} failed, {} interrupted", count_phrase(cases, "case", "cases"),
                          failed, interrupted);
   if (skipped > 0) out += fmt::format(", {} skipped", skipped);
-  if (r.ranks.is_array() && !r.ranks.empty())
-    out += fmt::format("; {} ranks", r.ranks.size());
+  if (r.ranks.is_array() && !r.ranks.empty()) out += fmt::format("; {} ranks", r.ranks.size());
   const auto backend = backend_name(r);
   if (!backend.empty()) out += "; backend: " + backend;
   if (backend == "host") out += " \u2014 host-emulated figures, not GPU figures";

@@ -359,10 +359,13 @@ TEST_CASE("the table names a CUDA device with its link and driver", "[report]") 
       {"backend", "cuda"},
       {"device",
        {{"name", "NVIDIA H200"}, {"driver", "570.86.15"}, {"pcie", {{"gen", 5}, {"width", 16}}}}},
-      {"host", {{"cpu", "Test CPU"}}}};
+      {"host", {{"cpu", "Test CPU"}}},
+      {"timer", {{"clock", "steady_clock"}, {"read_ns", 18.26}}}};
   const auto table = report::to_table(run);
+  // The timer's cost per read, the floor under every per-call nanosecond figure, is said too.
   CHECK(table.rfind("pinbench 0.1.0 \u00b7 backend: cuda \u00b7 NVIDIA H200 \u00b7 PCIe gen 5 x16 "
-                    "\u00b7 driver 570.86.15 \u00b7 Test CPU \u00b7 2026-11-30T20:00:00Z\n",
+                    "\u00b7 driver 570.86.15 \u00b7 Test CPU \u00b7 timer 18.3 ns/read \u00b7 "
+                    "2026-11-30T20:00:00Z\n",
                     0) == 0);
   CHECK(table.find("warning: mlock") == std::string::npos);
   CHECK(table.find("host-emulated") == std::string::npos);
@@ -422,8 +425,9 @@ TEST_CASE("Markdown matches its golden file", "[report]") {
   CHECK(md.find('\x1b') == std::string::npos);
 }
 
-TEST_CASE("rounds and the deterministic flag read back; a rounds list of the wrong length is an error",
-          "[report][rounds]") {
+TEST_CASE(
+    "rounds and the deterministic flag read back; a rounds list of the wrong length is an error",
+    "[report][rounds]") {
   result::run_result r;
   r.tool_version = "0.1.0";
   r.backend = "host";
