@@ -19,8 +19,6 @@ namespace {
 
 using detail::trace_action;
 
-constexpr std::size_t kSmallSize = detail::small_request_limit;
-
 class async_allocator final : public device_allocator {
  public:
   async_allocator(device::backend& dev, std::size_t capacity) : dev_(dev) {
@@ -72,7 +70,7 @@ class async_allocator final : public device_allocator {
     }
     const auto address = reinterpret_cast<std::uintptr_t>(ptr);
     live_.emplace(address, live{bytes, stream});
-    const bool small = bytes <= kSmallSize;
+    const bool small = bytes <= detail::small_request_limit;
     const auto n = static_cast<std::int64_t>(bytes);
     stats_.allocation.increase(small, 1);
     stats_.active.increase(small, 1);
@@ -93,7 +91,7 @@ class async_allocator final : public device_allocator {
     dev_.free_async(ptr, *streams_.at(a.stream));
     live_.erase(it);
     history_.record(trace_action::free_requested, address, a.bytes, a.stream);
-    const bool small = a.bytes <= kSmallSize;
+    const bool small = a.bytes <= detail::small_request_limit;
     const auto n = static_cast<std::int64_t>(a.bytes);
     stats_.allocation.decrease(small, 1);
     stats_.active.decrease(small, 1);

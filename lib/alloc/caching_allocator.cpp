@@ -32,7 +32,7 @@ using detail::node_cache;
 using detail::trace_action;
 
 constexpr std::size_t kMinBlockSize = 512;                     // every size rounds up to this
-constexpr std::size_t kSmallSize = std::size_t{1} << 20;       // largest small-pool request
+constexpr std::size_t kSmallSize = detail::small_request_limit;  // largest small-pool request
 constexpr std::size_t kSmallBuffer = std::size_t{2} << 20;     // small-pool segments
 constexpr std::size_t kMinLargeAlloc = std::size_t{10} << 20;  // below: a 20 MiB segment
 constexpr std::size_t kLargeBuffer = std::size_t{20} << 20;

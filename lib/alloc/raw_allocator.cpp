@@ -18,8 +18,6 @@ namespace {
 using detail::trace_action;
 
 constexpr std::size_t kMinBlockSize = 512;
-constexpr std::size_t kSmallSize = detail::small_request_limit;
-
 class raw_allocator final : public device_allocator {
  public:
   explicit raw_allocator(upstream& up) : up_(up) {}
@@ -49,7 +47,7 @@ class raw_allocator final : public device_allocator {
       throw detail::make_raw_oom_error(up_, {size, allocated, allocated});
     }
     const auto address = reinterpret_cast<std::uintptr_t>(ptr);
-    const bool small = size <= kSmallSize;
+    const bool small = size <= detail::small_request_limit;
     live_.emplace(address, live{size, bytes, stream});
     const auto n = static_cast<std::int64_t>(size);
     stats_.segment.increase(small, 1);
@@ -76,7 +74,7 @@ class raw_allocator final : public device_allocator {
     history_.record(trace_action::free_completed, address, a.requested, a.stream);
     history_.record(trace_action::segment_free, address, a.size, a.stream);
     up_.deallocate(ptr, a.size);
-    const bool small = a.size <= kSmallSize;
+    const bool small = a.size <= detail::small_request_limit;
     const auto n = static_cast<std::int64_t>(a.size);
     stats_.segment.decrease(small, 1);
     stats_.reserved_bytes.decrease(small, n);

@@ -27,6 +27,10 @@ enum class element { f32, f64, i32 };
 [[nodiscard]] std::size_t size_of(element e) noexcept;
 
 using timeout = std::chrono::milliseconds;
+/// A limit in seconds, for messages and for MPI's double-valued waits.
+[[nodiscard]] inline double seconds(timeout limit) noexcept {
+  return static_cast<double>(limit.count()) / 1000.0;
+}
 
 class communicator {
  public:

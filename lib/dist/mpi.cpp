@@ -55,8 +55,6 @@ int pinbench_type(element e) {
   return PINBENCH_MPI_BYTE;
 }
 
-double seconds(timeout limit) { return static_cast<double>(limit.count()) / 1000.0; }
-
 class mpi_communicator final : public communicator {
  public:
   mpi_communicator(const pinbench_mpi_api* api, int rank, int size)

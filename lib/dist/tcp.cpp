@@ -66,8 +66,6 @@ std::uint32_t code_of(op o, int type = -1) {
 }
 const char* name_of_code(std::uint32_t code) { return name_of(static_cast<op>(code / 16)); }
 
-double seconds(timeout limit) { return static_cast<double>(limit.count()) / 1000.0; }
-
 template <typename T>
 void add_into(std::string& acc, const std::string& part) {
   const std::size_t n = acc.size() / sizeof(T);

@@ -12,19 +12,16 @@
 #include "alloc/allocator.hpp"
 #include "alloc/config.hpp"
 #include "alloc/upstream.hpp"
+#include "alloc_support.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 
 using namespace pinbench;
 using namespace pinbench::alloc;
+using pinbench::testing::addr;
+using pinbench::testing::MiB;
 
 namespace {
-
-constexpr std::int64_t MiB = 1 << 20;
-
-std::uintptr_t addr(const void* p) {
-  return reinterpret_cast<std::uintptr_t>(p);
-}
 
 config with_max_split(std::size_t bytes) {
   config c;

@@ -9,16 +9,14 @@
 #include "alloc/allocator.hpp"
 #include "alloc/config.hpp"
 #include "alloc/upstream.hpp"
+#include "alloc_support.hpp"
 #include "core/units.hpp"
 
 using namespace pinbench;
 using namespace pinbench::alloc;
+using pinbench::testing::addr;
 
 namespace {
-
-std::uint64_t addr(const void* p) {
-  return reinterpret_cast<std::uintptr_t>(p);
-}
 
 /// Blocks lie back to back from the segment's address and add up to its size; the segment's
 /// totals agree with its blocks; segments do not overlap.

@@ -14,15 +14,15 @@
 #include "alloc/config.hpp"
 #include "alloc/pytorch_version.hpp"
 #include "alloc/upstream.hpp"
+#include "alloc_support.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 
 using namespace pinbench;
 using namespace pinbench::alloc;
+using pinbench::testing::MiB;
 
 namespace {
-
-constexpr std::int64_t MiB = 1 << 20;
 
 // The tail every 2.6 OOM message ends with (two double spaces are PyTorch's).
 const std::string hint =

@@ -9,18 +9,14 @@
 #include "alloc/allocator.hpp"
 #include "alloc/config.hpp"
 #include "alloc/upstream.hpp"
+#include "alloc_support.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "device/backend.hpp"
 
 using namespace pinbench;
 using namespace pinbench::alloc;
-
-namespace {
-std::uintptr_t addr(const void* p) {
-  return reinterpret_cast<std::uintptr_t>(p);
-}
-}  // namespace
+using pinbench::testing::addr;
 
 TEST_CASE("arena: aligned first-fit ranges under an exact capacity", "[alloc]") {
   auto up = make_arena_upstream(10_MiB);

@@ -1,14 +1,14 @@
 // The allocator kind through the pinbench executable: load-time errors, --snapshot, list.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -20,7 +20,7 @@ using pinbench::testing::run_pinbench;
 
 namespace {
 
-const char* k_fast =
+const char* k_fast_allocator =
     " --backend host --quiet --set sampling.min_samples=1 --set sampling.max_samples=1"
     " --set iterations=3";
 
@@ -57,8 +57,8 @@ TEST_CASE("run --snapshot writes one snapshot per allocator case", "[app][alloca
   const fs::path dir = fresh_dir("snap");
   const std::string snap = (dir / "snap.json").string();
   const std::string out = (dir / "r.json").string();
-  const auto o = run_pinbench("run builtin:allocator-caching-vs-raw --out " + out +
-                              " --snapshot " + snap + k_fast);
+  const auto o = run_pinbench("run builtin:allocator-caching-vs-raw --out " + out + " --snapshot " +
+                              snap + k_fast_allocator);
   REQUIRE(o.code == 0);
   std::ifstream in(snap);
   const auto j = nlohmann::json::parse(in);

@@ -11,9 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
+#include "support.hpp"
 #include "test_paths.hpp"
 
 namespace fs = std::filesystem;
+using pinbench::testing::line_count;
 using pinbench::testing::run_pinbench;
 
 namespace {
@@ -24,10 +26,6 @@ std::string data(const std::string& rel) {
 
 fs::path temp_dir(const std::string& name) {
   return pinbench::testing::fresh_dir("cli-" + name);
-}
-
-std::size_t line_count(const std::string& s) {
-  return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n'));
 }
 
 const char* k_tiny =

@@ -16,22 +16,16 @@
 
 #include "cli_runner.hpp"
 #include "gate/fixtures.hpp"
+#include "support.hpp"
 #include "test_paths.hpp"
 
 namespace fs = std::filesystem;
 using namespace pinbench;
 using namespace pinbench::testing;
+using pinbench::testing::line_count;
+using pinbench::testing::read_text;
 
 namespace {
-
-std::size_t line_count(const std::string& s) {
-  return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n'));
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
 
 // A folder with base.json and the named current results, all synthetic.
 struct files {
@@ -142,15 +136,15 @@ TEST_CASE("compare: --out, --md and --junit write their files, --format picks st
   CHECK(o.code == 1);
   CHECK(o.out.rfind("## pinbench compare: failed", 0) == 0);
   CHECK(line_count(o.err) == 1);  // the outcome line
-  const auto j = nlohmann::json::parse(slurp(out));
+  const auto j = nlohmann::json::parse(read_text(out));
   CHECK(j["exit_code"] == 1);
   CHECK(j["counts"]["regression"] == 2);
   for (const auto& row : j["rows"])
     for (const char* key :
          {"base", "current", "interval", "p_value", "threshold", "verdict", "reason"})
       CHECK(row.contains(key));
-  CHECK(slurp(md) == o.out);
-  const auto xml = slurp(junit);
+  CHECK(read_text(md) == o.out);
+  const auto xml = read_text(junit);
   CHECK(xml.rfind("<?xml", 0) == 0);
   CHECK(xml.find("<testsuites name=\"pinbench compare\" tests=\"2\" failures=\"2\"") !=
         std::string::npos);
@@ -171,7 +165,7 @@ TEST_CASE("compare: --html writes the verdicts as a self-contained page", "[app]
   const auto o = run_pinbench("compare " + f.base + " " + f.slower + " --html " + page.string());
   CHECK(o.code == 1);
   CHECK(o.out.find("regression") != std::string::npos);  // the table still goes to stdout
-  const auto html = slurp(page);
+  const auto html = read_text(page);
   CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
   CHECK(html.find("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';") !=
         std::string::npos);
@@ -227,12 +221,12 @@ TEST_CASE("check-report.sh --page passes the compare --html page", "[app][compar
   const int status = std::system(cmd.c_str());
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (code == 77) {
-    WARN("no chromium here: check-report.sh skips (" << slurp(log) << ")");
+    WARN("no chromium here: check-report.sh skips (" << read_text(log) << ")");
     return;
   }
-  INFO(slurp(log));
+  INFO(read_text(log));
   CHECK(code == 0);
-  CHECK(slurp(log).find("check-report: passed: 4 charts drawn") != std::string::npos);
+  CHECK(read_text(log).find("check-report: passed: 4 charts drawn") != std::string::npos);
 }
 
 TEST_CASE("compare: a missing baseline or incomparable results give exit 3 and one line",
@@ -266,7 +260,7 @@ TEST_CASE("compare: malformed inputs and bad options give exit 2 and one line", 
     return p;
   };
   const auto syntax = write("syntax.json", "{\n  \"schema\": \"pinbench.result/1\",\n  oops\n}\n");
-  auto doc = nlohmann::json::parse(slurp(f.same));
+  auto doc = nlohmann::json::parse(read_text(f.same));
   doc["scenarios"][0]["cases"][0]["metrics"]["copy_time"]["samples"][1] = "fast";
   const auto typed = write("typed.json", doc.dump());
   const auto schema = write("schema.json", R"({"schema": "pinbench.scenario/1"})");
@@ -336,8 +330,8 @@ TEST_CASE("ci-gate.sh: runs a suite, compares, writes Markdown and JUnit, append
   CHECK(WEXITSTATUS(status) == 0);  // --fail-on never: a noisy machine cannot fail this
   for (const char* name : {"current.json", "compare.json", "compare.md", "junit.xml"})
     CHECK(fs::exists(dir / "gate" / name));
-  CHECK(slurp(summary) == slurp(dir / "gate" / "compare.md"));
-  CHECK(slurp(summary).find("## pinbench compare") == 0);
+  CHECK(read_text(summary) == read_text(dir / "gate" / "compare.md"));
+  CHECK(read_text(summary).find("## pinbench compare") == 0);
   fs::remove_all(dir);
 }
 
@@ -407,7 +401,7 @@ TEST_CASE("ci-gate.sh --ab: alternates two binaries, one round per process, and 
   for (const char* name : {"old/round-1.json", "old/round-2.json", "new/round-1.json",
                            "new/round-2.json", "compare.json", "compare.md", "junit.xml"})
     CHECK(fs::exists(dir / "gate" / name));
-  const auto j = nlohmann::json::parse(slurp(dir / "gate" / "compare.json"));
+  const auto j = nlohmann::json::parse(read_text(dir / "gate" / "compare.json"));
   CHECK(j["rows"][0]["base"]["rounds"] == 2);
   CHECK(j["rows"][0]["current"]["rounds"] == 2);
   fs::remove_all(dir);
@@ -428,7 +422,7 @@ TEST_CASE("run --repeat: rounds in processes (the default) or in one, samples la
     CHECK(o.err.find("x 2 rounds") != std::string::npos);
     CHECK((o.err.find("round 2 of 2 (its own process): done") != std::string::npos) ==
           mode.empty());
-    const auto j = nlohmann::json::parse(slurp(out));
+    const auto j = nlohmann::json::parse(read_text(out));
     CHECK(j["repeat"] == 2);
     CHECK(j["command_line"].get<std::string>().find("--repeat 2") != std::string::npos);
     const auto& cases = j["scenarios"][0]["cases"];

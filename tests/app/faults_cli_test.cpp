@@ -25,12 +25,14 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
+#include "support.hpp"
 #include "test_paths.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 using pinbench::testing::fresh_dir;
 using pinbench::testing::outcome;
+using pinbench::testing::read_text;
 using pinbench::testing::run_pinbench;
 
 namespace {
@@ -74,11 +76,6 @@ std::size_t lines(const std::string& s) {
 json read_json(const fs::path& p) {
   std::ifstream in(p);
   return json::parse(in);
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
 }
 
 void write(const fs::path& p, const std::string& text) {
@@ -464,10 +461,10 @@ TEST_CASE("faults: SIGINT at random points: exit 130 within a second, every comp
   const child full = spawn(args, so, se);
   const int full_status = wait_for(full, hard_limit);
   const double full_s = seconds_since(full.started);
-  INFO(slurp(se));
+  INFO(read_text(se));
   REQUIRE(WIFEXITED(full_status));
   REQUIRE(WEXITSTATUS(full_status) == 0);
-  REQUIRE(logged_cases(slurp(se)).size() == 12);
+  REQUIRE(logged_cases(read_text(se)).size() == 12);
 
   const char* seed_env = std::getenv("PINBENCH_TEST_SEED");
   const auto seed = seed_env != nullptr
@@ -492,7 +489,7 @@ TEST_CASE("faults: SIGINT at random points: exit 130 within a second, every comp
     REQUIRE(::kill(c.pid, SIGINT) == 0);
     const int status = wait_for(c, hard_limit);
     const double exit_s = seconds_since(signalled);
-    const std::string err = slurp(se);
+    const std::string err = read_text(se);
     INFO("stderr:\n" << err);
     REQUIRE(status != -1);
     REQUIRE(WIFEXITED(status));
@@ -557,7 +554,7 @@ TEST_CASE("faults: SIGINT inside a long case of each kind ends the run within a 
     REQUIRE(::kill(c.pid, SIGINT) == 0);
     const int status = wait_for(c, std::chrono::milliseconds(static_cast<int>(30'000 * scale)));
     const double exit_s = seconds_since(signalled);
-    INFO(slurp(dir / "stderr"));
+    INFO(read_text(dir / "stderr"));
     REQUIRE(status != -1);
     REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 130);
@@ -586,7 +583,7 @@ TEST_CASE("faults: SIGINT during run --repeat with rounds in processes: exit 130
   REQUIRE(::kill(c.pid, SIGINT) == 0);  // the parent only: it passes the signal on
   const int status = wait_for(c, std::chrono::milliseconds(static_cast<int>(30'000 * scale)));
   const double exit_s = seconds_since(signalled);
-  INFO(slurp(dir / "stderr"));
+  INFO(read_text(dir / "stderr"));
   REQUIRE(status != -1);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 130);
@@ -595,7 +592,7 @@ TEST_CASE("faults: SIGINT during run --repeat with rounds in processes: exit 130
   CHECK(j["interrupted"] == true);
   REQUIRE(j["scenarios"][0]["cases"].size() == 1);
   CHECK(j["scenarios"][0]["cases"][0]["status"] == "interrupted");
-  CHECK(slurp(dir / "stderr").find("round 1 of 3 (its own process): interrupted") !=
+  CHECK(read_text(dir / "stderr").find("round 1 of 3 (its own process): interrupted") !=
         std::string::npos);
   fs::remove_all(dir);
 }
@@ -666,7 +663,7 @@ TEST_CASE("faults: a result that cannot be saved: exit 3, the table shown, the o
     CHECK(o.out.find("transfer-modes") != std::string::npos);
     CHECK(o.err.find(out.string() + ": write failed: File too large") != std::string::npos);
     CHECK(o.err.find("previous file is unchanged") != std::string::npos);
-    CHECK(slurp(out) == "the old result\n");
+    CHECK(read_text(out) == "the old result\n");
     CHECK(temp_files(dir).empty());
   }
 
@@ -691,8 +688,8 @@ TEST_CASE("faults: a result that cannot be saved: exit 3, the table shown, the o
     CHECK(o.code == 3);
     CHECK(o.out.find("transfer-modes") != std::string::npos);
     CHECK(o.err.find("No space left on device") != std::string::npos);
-    CHECK(slurp(dir / "after") == "the old result\n");
-    CHECK(slurp(dir / "listing") == "r.json\n");  // no temporary file left behind
+    CHECK(read_text(dir / "after") == "the old result\n");
+    CHECK(read_text(dir / "listing") == "r.json\n");  // no temporary file left behind
   }
   fs::remove_all(dir);
 }

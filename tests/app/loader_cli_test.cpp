@@ -19,7 +19,7 @@ using pinbench::testing::run_pinbench;
 
 namespace {
 
-const char* k_fast =
+const char* k_fast_loader =
     " --backend host --quiet --set sampling.min_samples=1 --set sampling.max_samples=1"
     " --set sampling.warmup=0 --set dataset.samples=64 --set dataset.sample_bytes=1KiB"
     " --set dataset.cpu_per_sample=1us --set compute_per_batch=100us --set batch_size=8";
@@ -30,7 +30,7 @@ TEST_CASE("loader: a built-in runs end to end with its verdict in JSON, table an
           "[app][loader]") {
   const fs::path dir = fresh_dir("loader");
   const std::string out = (dir / "r.json").string();
-  const auto o = run_pinbench("run builtin:loader-workers --out " + out + k_fast);
+  const auto o = run_pinbench("run builtin:loader-workers --out " + out + k_fast_loader);
   INFO(o.err);
   REQUIRE(o.code == 0);
   std::ifstream in(out);
@@ -45,11 +45,13 @@ TEST_CASE("loader: a built-in runs end to end with its verdict in JSON, table an
     CHECK(c.at("info").at("verified") == true);
   }
 
-  const auto table = run_pinbench("run builtin:loader-workers --format table" + std::string(k_fast));
+  const auto table =
+      run_pinbench("run builtin:loader-workers --format table" + std::string(k_fast_loader));
   REQUIRE(table.code == 0);
   CHECK(table.out.find("verdict: ") != std::string::npos);
   CHECK(table.out.find("gpu_busy") != std::string::npos);
-  const auto md = run_pinbench("run builtin:loader-workers --format md" + std::string(k_fast));
+  const auto md =
+      run_pinbench("run builtin:loader-workers --format md" + std::string(k_fast_loader));
   REQUIRE(md.code == 0);
   CHECK(md.out.find("**Verdict:**") != std::string::npos);
 }
@@ -67,7 +69,7 @@ TEST_CASE("loader: bad params exit 2 with one line, a failing worker is a failed
     CHECK_FALSE(fs::exists(out));
   }
 
-  const auto o = run_pinbench("run builtin:loader-workers --out " + out + k_fast +
+  const auto o = run_pinbench("run builtin:loader-workers --out " + out + k_fast_loader +
                               " --set dataset.fail_at_sample=20");
   CHECK(o.code == 1);
   std::ifstream in(out);
@@ -178,8 +180,8 @@ TEST_CASE("loader: a missing or empty image folder is exit 2 at validate", "[app
   fs::create_directories(dir / "empty" / "class_a");
   for (const fs::path& bad : {dir / "missing", dir / "empty"}) {
     INFO(bad);
-    const auto o = run_pinbench("validate builtin:loader-jpeg-workers --set dataset.dir=" +
-                                bad.string());
+    const auto o =
+        run_pinbench("validate builtin:loader-jpeg-workers --set dataset.dir=" + bad.string());
     CHECK(o.code == 2);
     CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
     CHECK(o.err.find("params.dataset.dir") != std::string::npos);

@@ -14,9 +14,12 @@
 
 #include "cli_runner.hpp"
 #include "golden.hpp"
+#include "support.hpp"
 #include "test_paths.hpp"
 
 namespace fs = std::filesystem;
+using pinbench::testing::line_count;
+using pinbench::testing::read_text;
 using pinbench::testing::run_pinbench;
 
 namespace {
@@ -24,33 +27,22 @@ namespace {
 // The result document of tests/report/report_test.cpp's sample run, as to_json wrote it.
 const std::string k_result = pinbench::testing::golden_path("report.json").string();
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::size_t line_count(const std::string& s) {
-  return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n'));
-}
-
 }  // namespace
 
 TEST_CASE("report renders a result file as the table, CSV, Markdown and HTML", "[app][report]") {
   // No output asked for: the table on stdout, the same as run printed.
   auto o = run_pinbench("report " + k_result);
   REQUIRE(o.code == 0);
-  CHECK(o.out == slurp(pinbench::testing::golden_path("report_table.txt")));
+  CHECK(o.out == read_text(pinbench::testing::golden_path("report_table.txt")));
   CHECK(o.err.empty());
 
   // To stdout with '-': byte for byte the golden files of the writers.
   o = run_pinbench("report " + k_result + " --csv -");
   REQUIRE(o.code == 0);
-  CHECK(o.out == slurp(pinbench::testing::golden_path("report.csv")));
+  CHECK(o.out == read_text(pinbench::testing::golden_path("report.csv")));
   o = run_pinbench("report " + k_result + " --md -");
   REQUIRE(o.code == 0);
-  CHECK(o.out == slurp(pinbench::testing::golden_path("report.md")));
+  CHECK(o.out == read_text(pinbench::testing::golden_path("report.md")));
 
   // To files, all at once, with the table as well.
   const fs::path dir = pinbench::testing::fresh_dir("report-cli");
@@ -60,9 +52,9 @@ TEST_CASE("report renders a result file as the table, CSV, Markdown and HTML", "
   REQUIRE(o.code == 0);
   CHECK(o.out.find("h2d-pinned-vs-pageable (transfer)") != std::string::npos);
   CHECK(o.err.find("html report written to " + html.string()) != std::string::npos);
-  CHECK(slurp(md) == slurp(pinbench::testing::golden_path("report.md")));
-  CHECK(slurp(csv) == slurp(pinbench::testing::golden_path("report.csv")));
-  const auto page = slurp(html);
+  CHECK(read_text(md) == read_text(pinbench::testing::golden_path("report.md")));
+  CHECK(read_text(csv) == read_text(pinbench::testing::golden_path("report.csv")));
+  const auto page = read_text(html);
   CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
   CHECK(page.find("<section class=\"scenario\" id=\"scenario-1\"") != std::string::npos);
   CHECK(page.find("<svg") != std::string::npos);  // the two transfer cases give bar charts
@@ -91,7 +83,7 @@ TEST_CASE("report: a bad result file or output is exit 2, one line, nothing writ
       write("syntax.json", "{\n  \"schema\": \"pinbench.result/1\",\n  oops\n}\n");
   const std::string scenario =
       write("scenario.json", R"({"schema": "pinbench.scenario/1", "name": "x"})");
-  std::string text = slurp(k_result);
+  std::string text = read_text(k_result);
   text.replace(text.find("\"samples\": ["), 12, "\"samples\": [\"x\", ");
   const std::string bad_sample = write("sample.json", text);
 
@@ -138,7 +130,7 @@ TEST_CASE("sweep.sh writes one result per point and one merged CSV", "[app][repo
   REQUIRE(std::system(cmd.c_str()) == 0);
   CHECK(fs::exists(dir / "bytes=64KiB.json"));
   CHECK(fs::exists(dir / "bytes=256KiB.json"));
-  const auto merged = slurp(dir / "sweep.csv");
+  const auto merged = read_text(dir / "sweep.csv");
   std::istringstream lines(merged);
   std::string header, line;
   std::getline(lines, header);
@@ -178,7 +170,7 @@ TEST_CASE("check-report.sh fails a page with an empty chart or a console message
                             (dir / name).string() + " --out-dir " + (dir / "out").string() + " >" +
                             (dir / "log").string() + " 2>&1";
     const int status = std::system(cmd.c_str());
-    return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "log")};
+    return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(dir / "log")};
   };
 
   const auto [empty_code, empty_log] =

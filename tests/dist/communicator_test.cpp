@@ -16,10 +16,12 @@
 
 #include "dist/communicator.hpp"
 #include "dist/mpi.hpp"
+#include "support.hpp"
 #include "test_paths.hpp"
 
 using namespace pinbench::dist;
 using namespace std::chrono_literals;
+using pinbench::testing::free_loopback_port;
 
 namespace {
 
@@ -55,18 +57,6 @@ launch_info launched_by(const char* launcher, int rank, int size) {
   info.rank = rank;
   info.size = size;
   return info;
-}
-
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  socklen_t length = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
-  ::close(fd);
-  return ntohs(a.sin_port);
 }
 
 }  // namespace
@@ -117,7 +107,7 @@ TEST_CASE("connect: one process is single whatever launched it", "[dist]") {
 }
 
 TEST_CASE("connect: PINBENCH_RENDEZVOUS forces tcp under any launcher", "[dist]") {
-  scoped_env rendezvous("PINBENCH_RENDEZVOUS", "127.0.0.1:" + std::to_string(free_port()));
+  scoped_env rendezvous("PINBENCH_RENDEZVOUS", "127.0.0.1:" + std::to_string(free_loopback_port()));
   std::string transport_of_1;
   std::thread one([&] {
     try {
@@ -138,7 +128,7 @@ TEST_CASE("connect: PINBENCH_RENDEZVOUS forces tcp under any launcher", "[dist]"
 TEST_CASE("connect: torchrun meets at MASTER_ADDR, port MASTER_PORT + 1", "[dist]") {
   scoped_env rendezvous("PINBENCH_RENDEZVOUS", std::nullopt);
   SECTION("it works") {
-    const int port = free_port();
+    const int port = free_loopback_port();
     scoped_env addr("MASTER_ADDR", "127.0.0.1");
     scoped_env master_port("MASTER_PORT", std::to_string(port - 1));
     std::string failed_1;

@@ -8,34 +8,23 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
-#include <stdexcept>
 #include <functional>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "dist/communicator.hpp"
 #include "dist/tcp.hpp"
+#include "support.hpp"
 
 using namespace pinbench::dist;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
+using pinbench::testing::free_loopback_port;
 
 namespace {
-
-// A port nobody listens on now (the kernel's choice; rank 0 binds it again with SO_REUSEADDR).
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  socklen_t length = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 // Catch2's assertions are not thread-safe: rank threads throw this instead, and the test's
 // own thread asserts on what each rank ended with.
@@ -57,7 +46,8 @@ struct outcome {
 // so that the others' retries are exercised. The communicator dies with the thread's body.
 std::vector<outcome> run_ranks(int size, const std::function<void(communicator&)>& body,
                                timeout connect_limit = 10s) {
-  const int port = free_port();
+  // A port nobody listens on now (the kernel's choice; rank 0 binds it again with SO_REUSEADDR).
+  const int port = free_loopback_port();
   std::vector<outcome> outcomes(static_cast<std::size_t>(size));
   std::vector<std::thread> threads;
   for (int r = size - 1; r >= 0; --r) {
@@ -254,7 +244,7 @@ TEST_CASE("tcp: a silent rank makes the others time out within the limit", "[dis
 }
 
 TEST_CASE("tcp: a rank that never connects is named", "[dist][tcp]") {
-  const int port = free_port();
+  const int port = free_loopback_port();
   auto start = steady::now();
   std::string message;
   std::thread one([&] {
@@ -276,7 +266,7 @@ TEST_CASE("tcp: a rank that never connects is named", "[dist][tcp]") {
 
   // And rank 0 that never listens: the others give up within their limit.
   start = steady::now();
-  CHECK_THROWS_AS(connect_tcp(1, 2, "127.0.0.1", free_port(), 300ms), rank_lost_error);
+  CHECK_THROWS_AS(connect_tcp(1, 2, "127.0.0.1", free_loopback_port(), 300ms), rank_lost_error);
   CHECK(std::chrono::duration<double>(steady::now() - start).count() < 2.0);
 }
 

@@ -11,7 +11,10 @@
 #include <vector>
 
 #include "fuzz/targets.hpp"
+#include "support.hpp"
 #include "test_paths.hpp"
+
+using pinbench::testing::read_text;
 
 namespace {
 
@@ -20,14 +23,6 @@ using pinbench::fuzz::all_targets;
 using pinbench::fuzz::verdict;
 
 const fs::path source_dir = pinbench::testing::source_dir();
-
-std::string read_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  REQUIRE(in);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::vector<fs::path> files_in(const fs::path& dir, const std::string& extension) {
   std::vector<fs::path> out;
@@ -69,7 +64,7 @@ verdict replay(const pinbench::fuzz::target& t, const fs::path& file) {
   INFO("target " << t.name << ", input " << file.string());
   verdict v;
   // An oracle_violation names the bug; REQUIRE_NOTHROW shows its message.
-  REQUIRE_NOTHROW(v = t.run(read_bytes(file)));
+  REQUIRE_NOTHROW(v = t.run(read_text(file)));
   if (!v.accepted) {
     CHECK_FALSE(v.error.empty());
     CHECK(v.error.find('\n') == std::string::npos);

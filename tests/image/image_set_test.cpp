@@ -21,10 +21,12 @@
 #include "image/image_set.hpp"
 #include "image/jpeg.hpp"
 #include "scratch_dir.hpp"
+#include "support.hpp"
 
 using namespace pinbench;
 using namespace pinbench::image;
 namespace fs = std::filesystem;
+using pinbench::testing::read_binary;
 using pinbench::testing::scratch_dir;
 
 namespace {
@@ -63,15 +65,6 @@ struct interrupt_reset {
   interrupt_reset& operator=(const interrupt_reset&) = delete;
 };
 
-std::vector<std::byte> read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in.good());
-  const std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> bytes(chars.size());
-  for (std::size_t i = 0; i < chars.size(); ++i) bytes[i] = static_cast<std::byte>(chars[i]);
-  return bytes;
-}
-
 void write_text(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
   std::ofstream out(path, std::ios::binary);
@@ -93,7 +86,8 @@ generated_spec small_spec(std::uint64_t seed) {
 }
 
 /// Every path under `root` with its size and modification time: what "unchanged" means.
-std::map<std::string, std::pair<std::uintmax_t, fs::file_time_type>> snapshot(const fs::path& root) {
+std::map<std::string, std::pair<std::uintmax_t, fs::file_time_type>> snapshot(
+    const fs::path& root) {
   std::map<std::string, std::pair<std::uintmax_t, fs::file_time_type>> out;
   out[root.string()] = {0, fs::last_write_time(root)};
   for (const auto& entry : fs::recursive_directory_iterator(root)) {
@@ -219,7 +213,7 @@ TEST_CASE("image set: a generated set is an ImageFolder, made once, deterministi
     CHECK(entry.label == static_cast<int>(k / 4));
     bytes += fs::file_size(entry.path);
     // Sizes drawn in the ranges; each file decodes.
-    const std::vector<std::byte> file = read_bytes(entry.path);
+    const std::vector<std::byte> file = read_binary(entry.path);
     const jpeg_header header = read_jpeg_header(file);
     CHECK(header.width >= spec.min_width);
     CHECK(header.width <= spec.max_width);
@@ -232,7 +226,8 @@ TEST_CASE("image set: a generated set is an ImageFolder, made once, deterministi
 
   // Not all of one size: the sizes are drawn per image.
   std::vector<int> widths;
-  for (const image_entry& entry : list.files) widths.push_back(read_jpeg_header(read_bytes(entry.path)).width);
+  for (const image_entry& entry : list.files)
+    widths.push_back(read_jpeg_header(read_binary(entry.path)).width);
   std::sort(widths.begin(), widths.end());
   CHECK(std::unique(widths.begin(), widths.end()) - widths.begin() > 3);
 
@@ -255,19 +250,19 @@ TEST_CASE("image set: a generated set is an ImageFolder, made once, deterministi
 
   // Made again from nothing, the set is byte for byte the same.
   std::vector<std::vector<std::byte>> first_files;
-  for (const image_entry& entry : list.files) first_files.push_back(read_bytes(entry.path));
+  for (const image_entry& entry : list.files) first_files.push_back(read_binary(entry.path));
   fs::remove_all(list.root);
   const image_list remade = ensure_generated(spec);
   REQUIRE(remade.files.size() == first_files.size());
   for (std::size_t k = 0; k < first_files.size(); ++k) {
-    CHECK(read_bytes(remade.files[k].path) == first_files[k]);
+    CHECK(read_binary(remade.files[k].path) == first_files[k]);
   }
 
   // Another seed: another folder, other pictures.
   const image_list other = ensure_generated(small_spec(2));
   CHECK(other.root != list.root);
   REQUIRE(other.files.size() == spec.images);
-  CHECK(read_bytes(other.files[0].path) != first_files[0]);
+  CHECK(read_binary(other.files[0].path) != first_files[0]);
 }
 
 TEST_CASE("image set: a spec that describes no images is an input error", "[image][image_set]") {
@@ -391,8 +386,9 @@ TEST_CASE("image set: a missing, empty or wrong folder is an input error at its 
     }
     return "(no input_error)";
   };
-  const std::string prefix = "scenario.json: datasets[0].path: expected an existing folder of "
-                             "JPEG images (ImageFolder layout: one subfolder per class), got \"";
+  const std::string prefix =
+      "scenario.json: datasets[0].path: expected an existing folder of "
+      "JPEG images (ImageFolder layout: one subfolder per class), got \"";
 
   const fs::path missing = scratch.path() / "missing";
   CHECK(message_of(missing) == prefix + missing.string() + "\": no such folder");
@@ -404,8 +400,9 @@ TEST_CASE("image set: a missing, empty or wrong folder is an input error at its 
 
   const fs::path empty = scratch.path() / "empty";
   fs::create_directories(empty);
-  CHECK_THAT(message_of(empty), Catch::StartsWith(prefix + empty.string() + "\"") &&
-                                    Catch::Contains("holds no .jpg/.jpeg file in class subfolders"));
+  CHECK_THAT(message_of(empty),
+             Catch::StartsWith(prefix + empty.string() + "\"") &&
+                 Catch::Contains("holds no .jpg/.jpeg file in class subfolders"));
   CHECK(fs::is_empty(empty));
 
   // Images at the top and images of another type only: still nothing ImageFolder would read.

@@ -19,26 +19,18 @@
 #include "image/image_set.hpp"
 #include "image/jpeg.hpp"
 #include "scratch_dir.hpp"
+#include "support.hpp"
 #include "test_paths.hpp"
 
 using namespace pinbench::image;
 namespace fs = std::filesystem;
+using pinbench::testing::read_binary;
 using pinbench::testing::scratch_dir;
 
 namespace {
 
 const fs::path reference_dir =
     fs::path(pinbench::testing::source_dir()) / "tests" / "data" / "jpeg";
-
-std::vector<std::byte> read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in.good());
-  const std::vector<char> chars((std::istreambuf_iterator<char>(in)),
-                                std::istreambuf_iterator<char>());
-  std::vector<std::byte> bytes(chars.size());
-  for (std::size_t i = 0; i < chars.size(); ++i) bytes[i] = static_cast<std::byte>(chars[i]);
-  return bytes;
-}
 
 void write_bytes(const fs::path& path, const std::vector<std::byte>& bytes) {
   std::ofstream out(path, std::ios::binary);
@@ -127,7 +119,7 @@ TEST_CASE("jpeg: an encoded synthetic image decodes to nearly the same pixels", 
 }
 
 TEST_CASE("jpeg: the reference file decodes to fixed pixels, as PIL decodes it", "[image][jpeg]") {
-  const std::vector<std::byte> file = read_bytes(reference_dir / "reference.jpg");
+  const std::vector<std::byte> file = read_binary(reference_dir / "reference.jpg");
   rgb_image decoded;
   decode_jpeg(file, decoded);
   REQUIRE(decoded.width == 96);
@@ -152,7 +144,7 @@ TEST_CASE("jpeg: a truncated file fails with libjpeg-turbo's message", "[image][
   write_bytes(
       path, std::vector<std::byte>(whole.begin(),
                                    whole.begin() + static_cast<std::ptrdiff_t>(whole.size() / 2)));
-  const std::vector<std::byte> truncated = read_bytes(path);
+  const std::vector<std::byte> truncated = read_binary(path);
   REQUIRE(truncated.size() == whole.size() / 2);
 
   // The header is whole: the size is still known.

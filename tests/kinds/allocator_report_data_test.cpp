@@ -6,11 +6,13 @@
 #include <cstdint>
 
 #include "device/backend.hpp"
+#include "kinds_support.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 
 using namespace pinbench;
 using nlohmann::json;
+using pinbench::testing::counter;
 
 namespace {
 
@@ -26,13 +28,6 @@ result::case_result run_one(const std::string& params) {
   REQUIRE(r.scenarios.size() == 1);
   REQUIRE(r.scenarios[0].cases.size() == 1);
   return r.scenarios[0].cases[0];
-}
-
-double counter(const result::case_result& c, const std::string& name) {
-  const auto* m = c.find(name);
-  REQUIRE(m != nullptr);
-  REQUIRE(m->samples.size() == 1);
-  return m->samples[0];
 }
 
 std::int64_t column_max(const json& points, std::size_t column) {

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "device/backend.hpp"
+#include "kinds_support.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "test_paths.hpp"
@@ -19,15 +20,18 @@ using namespace pinbench;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
+using pinbench::testing::counter;
+using pinbench::testing::find_case;
+
 namespace {
 
-const char* k_sampling =
+const char* k_allocator_sampling =
     R"("sampling": {"warmup": 0, "min_samples": 2, "max_samples": 2, "min_time": "0", "timeout": "10s"})";
 
-std::string doc(const std::string& params, const std::string& matrix = {}) {
+std::string allocator_doc(const std::string& params, const std::string& matrix = {}) {
   return std::string(R"({"schema": "pinbench.scenario/1", "name": "a", "kind": "allocator", )") +
          R"("params": )" + params + ", " + (matrix.empty() ? "" : R"("matrix": )" + matrix + ", ") +
-         k_sampling + "}";
+         k_allocator_sampling + "}";
 }
 
 result::run_result run_scenario(const scenario::scenario& s, std::uint64_t seed = 1,
@@ -41,23 +45,9 @@ result::run_result run_scenario(const scenario::scenario& s, std::uint64_t seed 
   return run::run_scenarios({s}, *dev, o);
 }
 
-result::run_result run_text(const std::string& text, std::uint64_t seed = 1,
-                            bool snapshots = false) {
+result::run_result run_allocator_text(const std::string& text, std::uint64_t seed = 1,
+                                      bool snapshots = false) {
   return run_scenario(scenario::parse_scenario(text, "test.json"), seed, snapshots);
-}
-
-const result::case_result& find_case(const result::run_result& r, const std::string& id) {
-  for (const auto& c : r.scenarios.at(0).cases)
-    if (c.id == id) return c;
-  FAIL("no case " << id);
-  throw;
-}
-
-double counter(const result::case_result& c, const std::string& name) {
-  const auto* m = c.find(name);
-  REQUIRE(m != nullptr);
-  REQUIRE(m->samples.size() == 1);
-  return m->samples[0];
 }
 
 // A small training loop, 4 layers of 4 MiB activations and 1 MiB parameters, left open for more.
@@ -68,7 +58,8 @@ const char* k_small_loop = R"({"layers": 4, "activation_bytes": "4MiB", "paramet
 TEST_CASE("an out-of-memory error inside the workload is counted, not fatal",
           "[bench][allocator]") {
   // 8 layers of 64 MiB activations cannot fit in 256 MiB.
-  const auto r = run_text(doc(R"({"layers": 8, "activation_bytes": "64MiB", "iterations": 3,
+  const auto r = run_allocator_text(
+      allocator_doc(R"({"layers": 8, "activation_bytes": "64MiB", "iterations": 3,
                                  "device_memory": "256MiB"})"));
   const auto& c = r.scenarios.at(0).cases.at(0);
   REQUIRE(c.status == result::case_status::ok);
@@ -85,10 +76,10 @@ TEST_CASE("an out-of-memory error inside the workload is counted, not fatal",
 }
 
 TEST_CASE("policy counters are deterministic for a seed", "[bench][allocator]") {
-  const auto text = doc(R"({"workload": "random", "count": 3000, "max_bytes": "4MiB",
+  const auto text = allocator_doc(R"({"workload": "random", "count": 3000, "max_bytes": "4MiB",
                             "device_memory": "64MiB", "config": "max_split_size_mb:32"})");
-  const auto a = run_text(text, 7);
-  const auto b = run_text(text, 7);
+  const auto a = run_allocator_text(text, 7);
+  const auto b = run_allocator_text(text, 7);
   const auto& ca = a.scenarios.at(0).cases.at(0);
   const auto& cb = b.scenarios.at(0).cases.at(0);
   REQUIRE(ca.status == result::case_status::ok);
@@ -105,8 +96,8 @@ TEST_CASE("policy counters are deterministic for a seed", "[bench][allocator]") 
 }
 
 TEST_CASE("empty_cache_every calls empty_cache after every N-th iteration", "[bench][allocator]") {
-  const auto r = run_text(doc(std::string(k_small_loop) + R"(, "iterations": 10})",
-                              R"({"empty_cache_every": [0, 1, 3]})"));
+  const auto r = run_allocator_text(allocator_doc(
+      std::string(k_small_loop) + R"(, "iterations": 10})", R"({"empty_cache_every": [0, 1, 3]})"));
   const auto& never = find_case(r, "empty_cache_every=0");
   const auto& every = find_case(r, "empty_cache_every=1");
   const auto& third = find_case(r, "empty_cache_every=3");
@@ -123,10 +114,10 @@ TEST_CASE("empty_cache_every calls empty_cache after every N-th iteration", "[be
 }
 
 TEST_CASE("raw asks the device for every allocation; caching for far fewer", "[bench][allocator]") {
-  const auto r =
-      run_text(doc(R"({"layers": 8, "activation_bytes": "8MiB", "parameter_bytes": "2MiB",
+  const auto r = run_allocator_text(
+      allocator_doc(R"({"layers": 8, "activation_bytes": "8MiB", "parameter_bytes": "2MiB",
                                  "iterations": 10})",
-                   R"({"allocator": ["caching", "raw"]})"));
+                    R"({"allocator": ["caching", "raw"]})"));
   const auto& caching = find_case(r, "allocator=caching");
   const auto& raw = find_case(r, "allocator=raw");
   REQUIRE(caching.status == result::case_status::ok);
@@ -140,8 +131,9 @@ TEST_CASE("raw asks the device for every allocation; caching for far fewer", "[b
 }
 
 TEST_CASE("allocator async is a case error on the host backend", "[bench][allocator]") {
-  const auto r = run_text(doc(k_small_loop + std::string(R"(, "iterations": 6})"),
-                              R"({"allocator": ["async", "caching"]})"));
+  const auto r =
+      run_allocator_text(allocator_doc(k_small_loop + std::string(R"(, "iterations": 6})"),
+                                       R"({"allocator": ["async", "caching"]})"));
   const auto& async = find_case(r, "allocator=async");
   CHECK(async.status == result::case_status::error);
   CHECK(async.message.find("needs the cuda backend") != std::string::npos);
@@ -151,15 +143,16 @@ TEST_CASE("allocator async is a case error on the host backend", "[bench][alloca
 TEST_CASE("config env reads PYTORCH_CUDA_ALLOC_CONF when the case runs", "[bench][allocator]") {
   const char* old = std::getenv("PYTORCH_CUDA_ALLOC_CONF");
   const std::string saved = old == nullptr ? "" : old;
-  const auto text = doc(std::string(k_small_loop) + R"(, "iterations": 6, "config": "env"})");
+  const auto text =
+      allocator_doc(std::string(k_small_loop) + R"(, "iterations": 6, "config": "env"})");
 
   ::setenv("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:64", 1);
-  auto r = run_text(text);
+  auto r = run_allocator_text(text);
   CHECK(r.scenarios.at(0).cases.at(0).status == result::case_status::ok);
   CHECK(r.scenarios.at(0).cases.at(0).extra.at("config") == "max_split_size_mb:64");
 
   ::setenv("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:nope", 1);
-  r = run_text(text);
+  r = run_allocator_text(text);
   const auto& bad = r.scenarios.at(0).cases.at(0);
   CHECK(bad.status == result::case_status::error);
   CHECK(bad.message.find("PYTORCH_CUDA_ALLOC_CONF") != std::string::npos);
@@ -185,7 +178,8 @@ TEST_CASE("a trace next to its scenario replays; unknown frees are skipped and c
       {"op": "empty_cache"},
       {"op": "free", "id": 2},
       {"op": "mark", "label": "iteration"}]})";
-  std::ofstream(dir / "s.json") << doc(R"({"workload": "trace", "trace_file": "t.json"})");
+  std::ofstream(dir / "s.json") << allocator_doc(
+      R"({"workload": "trace", "trace_file": "t.json"})");
 
   const auto r = run_scenario(scenario::load_scenario_file(dir / "s.json"));
   const auto& c = r.scenarios.at(0).cases.at(0);
@@ -205,7 +199,8 @@ TEST_CASE("a trace next to its scenario replays; unknown frees are skipped and c
 
 TEST_CASE("with snapshots asked for, a case carries one at peak reserved memory",
           "[bench][allocator]") {
-  const auto r = run_text(doc(std::string(k_small_loop) + R"(, "iterations": 6})"), 1, true);
+  const auto r = run_allocator_text(
+      allocator_doc(std::string(k_small_loop) + R"(, "iterations": 6})"), 1, true);
   const auto& c = r.scenarios.at(0).cases.at(0);
   REQUIRE(c.status == result::case_status::ok);
   REQUIRE(c.snapshot.is_object());
@@ -227,7 +222,7 @@ TEST_CASE("with snapshots asked for, a case carries one at peak reserved memory"
   CHECK(c.snapshot["device_traces"][0][0].contains("action"));
 
   // Not asked for: no snapshot.
-  CHECK(run_text(doc(std::string(k_small_loop) + R"(, "iterations": 6})"))
+  CHECK(run_allocator_text(allocator_doc(std::string(k_small_loop) + R"(, "iterations": 6})"))
             .scenarios.at(0)
             .cases.at(0)
             .snapshot.is_null());
@@ -252,10 +247,11 @@ TEST_CASE("the fragmentation scenario: the default config runs out of memory, an
 TEST_CASE("latencies are timed in batches or per call; the policy is the same either way",
           "[bench][allocator][timing-method]") {
   const auto timed = [](const char* method) {
-    return doc(fmt::format(R"({}, "iterations": 3, "timing": "{}"}})", k_small_loop, method));
+    return allocator_doc(
+        fmt::format(R"({}, "iterations": 3, "timing": "{}"}})", k_small_loop, method));
   };
-  const auto batched = run_text(timed("batch"));
-  const auto per_call = run_text(timed("call"));
+  const auto batched = run_allocator_text(timed("batch"));
+  const auto per_call = run_allocator_text(timed("call"));
   const auto& b = batched.scenarios.at(0).cases.at(0);
   const auto& c = per_call.scenarios.at(0).cases.at(0);
   REQUIRE(b.status == result::case_status::ok);
@@ -296,12 +292,12 @@ TEST_CASE("out of memory inside a timed batch: counted, and the batch is not a l
           "[bench][allocator][timing-method]") {
   // 8 layers of 64 MiB in 256 MiB: allocs fail mid-batch. Same counts as per-call timing.
   const auto timed = [](const char* method) {
-    return doc(fmt::format(R"({{"layers": 8, "activation_bytes": "64MiB", "iterations": 3,
+    return allocator_doc(fmt::format(R"({{"layers": 8, "activation_bytes": "64MiB", "iterations": 3,
                                "device_memory": "256MiB", "timing": "{}"}})",
-                           method));
+                                     method));
   };
-  const auto batched = run_text(timed("batch"));
-  const auto per_call = run_text(timed("call"));
+  const auto batched = run_allocator_text(timed("batch"));
+  const auto per_call = run_allocator_text(timed("call"));
   const auto& b = batched.scenarios.at(0).cases.at(0);
   const auto& c = per_call.scenarios.at(0).cases.at(0);
   CHECK(counter(b, "num_ooms") > 0);
@@ -312,9 +308,10 @@ TEST_CASE("out of memory inside a timed batch: counted, and the batch is not a l
 
 TEST_CASE("the allocator info names the PyTorch release it follows, and the memory fraction",
           "[bench][allocator][pytorch]") {
-  const auto unset = run_text(doc(fmt::format(R"({}, "iterations": 1}})", k_small_loop)));
-  const auto given =
-      run_text(doc(fmt::format(R"({}, "iterations": 1, "memory_fraction": 1.0}})", k_small_loop)));
+  const auto unset =
+      run_allocator_text(allocator_doc(fmt::format(R"({}, "iterations": 1}})", k_small_loop)));
+  const auto given = run_allocator_text(
+      allocator_doc(fmt::format(R"({}, "iterations": 1, "memory_fraction": 1.0}})", k_small_loop)));
   const auto& u = unset.scenarios.at(0).cases.at(0);
   const auto& g = given.scenarios.at(0).cases.at(0);
   CHECK(u.extra.at("pytorch").at("version") == "2.6.0");

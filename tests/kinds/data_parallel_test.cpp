@@ -15,15 +15,17 @@
 #include "device/backend.hpp"
 #include "kinds/data_parallel/data_parallel_trainer.hpp"
 #include "kinds/data_parallel/data_parallel_verdict.hpp"
+#include "kinds_support.hpp"
 #include "result/result_io.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 
 using namespace pinbench;
+using pinbench::testing::metric_of;
 
 namespace {
 
-std::string doc(const std::string& params, const std::string& matrix = {}) {
+std::string dp_doc(const std::string& params, const std::string& matrix = {}) {
   return R"({"schema": "pinbench.scenario/1", "name": "dp", "kind": "data_parallel", "params": )" +
          params + ", " + (matrix.empty() ? "" : R"("matrix": )" + matrix + ", ") +
          R"("sampling": {"warmup": 1, "min_samples": 2, "max_samples": 2, "min_time": "0", )"
@@ -31,7 +33,7 @@ std::string doc(const std::string& params, const std::string& matrix = {}) {
 }
 
 // Runs the scenario with `device_count` emulated host devices that the engine may open.
-result::run_result run_text(const std::string& text, int device_count = 4) {
+result::run_result run_dp_text(const std::string& text, int device_count = 4) {
   auto dev = device::make_backend("host");
   run::run_options o;
   o.seed = 5;
@@ -40,14 +42,7 @@ result::run_result run_text(const std::string& text, int device_count = 4) {
   return run::run_scenarios({scenario::parse_scenario(text, "test.json")}, *dev, o);
 }
 
-const result::metric& metric_of(const result::case_result& c, const std::string& name) {
-  const auto* m = c.find(name);
-  INFO(name);
-  REQUIRE(m != nullptr);
-  return *m;
-}
-
-double value_of(const result::case_result& c, const std::string& name) {
+double dp_value_of(const result::case_result& c, const std::string& name) {
   const auto& m = metric_of(c, name);
   INFO(name);
   REQUIRE(m.deterministic);
@@ -59,7 +54,7 @@ double value_of(const result::case_result& c, const std::string& name) {
 constexpr std::uint64_t sample = 1_KiB, output = 4_KiB, activation = 8_KiB, parameters = 2_MiB;
 constexpr int batch = 12;
 
-std::string model(int devices, std::uint64_t activation_bytes) {
+std::string dp_model(int devices, std::uint64_t activation_bytes) {
   return fmt::format(
       R"({{"devices": {}, "batch_size": {}, "sample_bytes": {}, "output_bytes": {},
           "activation_bytes": {}, "parameter_bytes": {}, "bucket_bytes": "768KiB",
@@ -74,7 +69,7 @@ TEST_CASE("data_parallel dp: device 0 peaks above the others by what it gathers 
   for (const int devices : {2, 3}) {
     for (const std::uint64_t act : {std::uint64_t{0}, activation}) {
       INFO(devices << " devices, activation_bytes " << act);
-      const auto r = run_text(doc(model(devices, act), R"({"mode": ["dp"]})"));
+      const auto r = run_dp_text(dp_doc(dp_model(devices, act), R"({"mode": ["dp"]})"));
       const auto& c = r.scenarios.at(0).cases.at(0);
       INFO(c.message);
       REQUIRE(c.status == result::case_status::ok);
@@ -87,14 +82,15 @@ TEST_CASE("data_parallel dp: device 0 peaks above the others by what it gathers 
       // outputs, all at once during backward.
       const std::uint64_t other_peak = 2 * parameters + shard * (sample + act + output);
       for (int k = 1; k < devices; ++k)
-        CHECK(value_of(c, fmt::format("peak_memory.dev{}", k)) == static_cast<double>(other_peak));
+        CHECK(dp_value_of(c, fmt::format("peak_memory.dev{}", k)) ==
+              static_cast<double>(other_peak));
       // Device 0 adds the gathered outputs and, once backward freed its activations, the
       // gradients it receives.
-      const double extra = value_of(c, "device0_extra_memory");
+      const double extra = dp_value_of(c, "device0_extra_memory");
       const std::uint64_t freed = shard * act;
       CHECK(extra == static_cast<double>(gathered + received - freed));
       if (act == 0) CHECK(extra >= static_cast<double>(gathered + received));
-      CHECK(value_of(c, "peak_memory.dev0") == static_cast<double>(other_peak) + extra);
+      CHECK(dp_value_of(c, "peak_memory.dev0") == static_cast<double>(other_peak) + extra);
       CHECK(c.extra.at("device0_holds").at("received_gradients") == received);
       CHECK(c.extra.at("device0_holds").at("gathered_outputs") == gathered);
       CHECK(metric_of(c, "comm_time").samples.size() == 2);
@@ -107,7 +103,7 @@ TEST_CASE("data_parallel ddp: equal peaks on every device, gradients all-reduced
           "[data_parallel]") {
   for (const int devices : {1, 2, 3}) {
     INFO(devices << " devices");
-    const auto r = run_text(doc(model(devices, activation), R"({"mode": ["ddp"]})"));
+    const auto r = run_dp_text(dp_doc(dp_model(devices, activation), R"({"mode": ["ddp"]})"));
     const auto& c = r.scenarios.at(0).cases.at(0);
     INFO(c.message);
     REQUIRE(c.status == result::case_status::ok);
@@ -115,12 +111,12 @@ TEST_CASE("data_parallel ddp: equal peaks on every device, gradients all-reduced
     // element after sampling).
     CHECK(c.extra.at("verified") == true);
     CHECK(c.extra.at("buckets") == 3);  // 2 MiB in buckets of 768 KiB
-    const double peak0 = value_of(c, "peak_memory.dev0");
+    const double peak0 = dp_value_of(c, "peak_memory.dev0");
     const std::uint64_t shard = batch / static_cast<std::uint64_t>(devices);
     CHECK(peak0 == static_cast<double>(2 * parameters + shard * (sample + activation + output)));
     for (int k = 1; k < devices; ++k)
-      CHECK(value_of(c, fmt::format("peak_memory.dev{}", k)) == peak0);
-    CHECK(value_of(c, "device0_extra_memory") == 0);
+      CHECK(dp_value_of(c, fmt::format("peak_memory.dev{}", k)) == peak0);
+    CHECK(dp_value_of(c, "device0_extra_memory") == 0);
     for (double f : metric_of(c, "comm_overlap").samples) {
       CHECK(f >= 0);
       CHECK(f <= 1);
@@ -142,7 +138,7 @@ TEST_CASE("data_parallel: the known values and their sums", "[data_parallel]") {
 
 TEST_CASE("data_parallel: more devices than the process sees is a skipped case",
           "[data_parallel]") {
-  const auto r = run_text(doc(model(3, activation), R"({"mode": ["dp", "ddp"]})"), 2);
+  const auto r = run_dp_text(dp_doc(dp_model(3, activation), R"({"mode": ["dp", "ddp"]})"), 2);
   for (const auto& c : r.scenarios.at(0).cases) {
     INFO(c.id);
     CHECK(c.status == result::case_status::skipped);
@@ -152,7 +148,7 @@ TEST_CASE("data_parallel: more devices than the process sees is a skipped case",
 }
 
 TEST_CASE("data_parallel: devices 0 takes every device the process sees", "[data_parallel]") {
-  const auto r = run_text(doc(model(0, activation), R"({"mode": ["ddp"]})"), 3);
+  const auto r = run_dp_text(dp_doc(dp_model(0, activation), R"({"mode": ["ddp"]})"), 3);
   const auto& c = r.scenarios.at(0).cases.at(0);
   INFO(c.message);
   REQUIRE(c.status == result::case_status::ok);
@@ -163,7 +159,7 @@ TEST_CASE("data_parallel: devices 0 takes every device the process sees", "[data
 
 TEST_CASE("data_parallel: params that cannot run are refused at load", "[data_parallel]") {
   const auto expanded = [](const std::string& params) {
-    return scenario::expand(scenario::parse_scenario(doc(params), "t.json"));
+    return scenario::expand(scenario::parse_scenario(dp_doc(params), "t.json"));
   };
   CHECK_THROWS_WITH(expanded(R"({"parameter_bytes": 1001})"),
                     Catch::Contains("params.parameter_bytes") && Catch::Contains("multiple of 4"));
@@ -219,7 +215,7 @@ TEST_CASE(
   for (const auto& c : s.cases) {
     INFO(c.id << ": " << c.message);
     CHECK(c.status == result::case_status::ok);
-    const double extra = value_of(c, "device0_extra_memory");
+    const double extra = dp_value_of(c, "device0_extra_memory");
     // dp: 4 MiB of gathered outputs (64 x 64 KiB) and 16 MiB of gradients received, less the
     // 8 MiB of activations (32 x 256 KiB) backward freed before they came.
     if (c.params.at("mode") == "dp")

@@ -8,42 +8,38 @@
 
 #include "device/backend.hpp"
 #include "kinds/loader/loader_engine.hpp"
+#include "kinds_support.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 
 using namespace pinbench;
+using pinbench::testing::metric_of;
 
 namespace {
 
-std::string doc(const std::string& params, const std::string& matrix = {}) {
+std::string loader_doc(const std::string& params, const std::string& matrix = {}) {
   return std::string(R"({"schema": "pinbench.scenario/1", "name": "l", "kind": "loader", )") +
          R"("params": )" + params + ", " + (matrix.empty() ? "" : R"("matrix": )" + matrix + ", ") +
          R"("sampling": {"warmup": 0, "min_samples": 2, "max_samples": 2, "min_time": "0", "timeout": "20s"}})";
 }
 
-result::run_result run_text(const std::string& text) {
+result::run_result run_loader_text(const std::string& text) {
   auto dev = device::make_backend("host");
   run::run_options o;
   o.seed = 3;
   return run::run_scenarios({scenario::parse_scenario(text, "test.json")}, *dev, o);
 }
 
-const result::metric& metric_of(const result::case_result& c, const std::string& name) {
-  const auto* m = c.find(name);
-  INFO(name);
-  REQUIRE(m != nullptr);
-  return *m;
-}
-
 // A small dataset: 100 samples of 1 KiB, batches of 8 (the last one partial), cheap work.
-const std::string small_dataset =
+const std::string k_small_dataset =
     R"("dataset": {"samples": 100, "sample_bytes": "1KiB", "cpu_per_sample": "2us"}, "batch_size": 8)";
 
 }  // namespace
 
 TEST_CASE("loader: every worker count and pin stage delivers a verified run", "[bench][loader]") {
-  const auto r = run_text(doc("{" + small_dataset + R"(, "compute_per_batch": "50us"})",
-                              R"({"num_workers": [0, 1, 3], "pin_memory": [false, true],
+  const auto r =
+      run_loader_text(loader_doc("{" + k_small_dataset + R"(, "compute_per_batch": "50us"})",
+                                 R"({"num_workers": [0, 1, 3], "pin_memory": [false, true],
                                   "pin_mode": ["per_batch", "ring"]})"));
   REQUIRE(r.scenarios.size() == 1);
   const auto& cases = r.scenarios[0].cases;
@@ -81,7 +77,8 @@ TEST_CASE("loader: every worker count and pin stage delivers a verified run", "[
 TEST_CASE("loader: batches caps a run, epochs repeat it, drop_last drops the partial batch",
           "[bench][loader]") {
   SECTION("batches") {
-    const auto r = run_text(doc("{" + small_dataset + R"(, "batches": 5, "num_workers": 2})"));
+    const auto r =
+        run_loader_text(loader_doc("{" + k_small_dataset + R"(, "batches": 5, "num_workers": 2})"));
     const auto& c = r.scenarios[0].cases.at(0);
     INFO(c.message);
     REQUIRE(c.status == result::case_status::ok);
@@ -90,8 +87,8 @@ TEST_CASE("loader: batches caps a run, epochs repeat it, drop_last drops the par
     CHECK(c.extra.at("verified") == true);
   }
   SECTION("epochs, shuffled") {
-    const auto r = run_text(
-        doc("{" + small_dataset + R"(, "epochs": 3, "shuffle": true, "num_workers": 2})"));
+    const auto r = run_loader_text(
+        loader_doc("{" + k_small_dataset + R"(, "epochs": 3, "shuffle": true, "num_workers": 2})"));
     const auto& c = r.scenarios[0].cases.at(0);
     INFO(c.message);
     REQUIRE(c.status == result::case_status::ok);
@@ -99,13 +96,15 @@ TEST_CASE("loader: batches caps a run, epochs repeat it, drop_last drops the par
     CHECK(c.extra.at("verified") == true);
   }
   SECTION("drop_last") {
-    const auto r = run_text(doc("{" + small_dataset + R"(, "drop_last": true, "num_workers": 2})"));
+    const auto r = run_loader_text(
+        loader_doc("{" + k_small_dataset + R"(, "drop_last": true, "num_workers": 2})"));
     const auto& c = r.scenarios[0].cases.at(0);
     REQUIRE(c.status == result::case_status::ok);
     CHECK(c.extra.at("steps_per_run") == 12);
   }
   SECTION("no compute: no gpu_busy") {
-    const auto r = run_text(doc("{" + small_dataset + R"(, "compute_per_batch": "0us"})"));
+    const auto r =
+        run_loader_text(loader_doc("{" + k_small_dataset + R"(, "compute_per_batch": "0us"})"));
     const auto& c = r.scenarios[0].cases.at(0);
     REQUIRE(c.status == result::case_status::ok);
     CHECK(c.find("gpu_busy") == nullptr);
@@ -113,9 +112,9 @@ TEST_CASE("loader: batches caps a run, epochs repeat it, drop_last drops the par
     CHECK(r.scenarios[0].verdict.rfind("fastest: ", 0) == 0);
   }
   SECTION("from a file, cold") {
-    const auto r = run_text(
-        doc("{" + small_dataset.substr(0, small_dataset.find('}')) +
-            R"(, "source": "file", "cache": "cold"}, "batch_size": 8, "num_workers": 2})"));
+    const auto r = run_loader_text(
+        loader_doc("{" + k_small_dataset.substr(0, k_small_dataset.find('}')) +
+                   R"(, "source": "file", "cache": "cold"}, "batch_size": 8, "num_workers": 2})"));
     const auto& c = r.scenarios[0].cases.at(0);
     INFO(c.message);
     REQUIRE(c.status == result::case_status::ok);
@@ -125,9 +124,10 @@ TEST_CASE("loader: batches caps a run, epochs repeat it, drop_last drops the par
 
 TEST_CASE("loader: faults are case results and the run goes on", "[bench][loader]") {
   SECTION("a worker that throws") {
-    const auto r = run_text(doc("{" + small_dataset.substr(0, small_dataset.find('}')) +
-                                    R"(, "fail_at_sample": 42}, "batch_size": 8})",
-                                R"({"num_workers": [0, 2]})"));
+    const auto r =
+        run_loader_text(loader_doc("{" + k_small_dataset.substr(0, k_small_dataset.find('}')) +
+                                       R"(, "fail_at_sample": 42}, "batch_size": 8})",
+                                   R"({"num_workers": [0, 2]})"));
     const auto& cases = r.scenarios[0].cases;
     REQUIRE(cases.size() == 2);
     for (const auto& c : cases) {
@@ -139,8 +139,9 @@ TEST_CASE("loader: faults are case results and the run goes on", "[bench][loader
     CHECK(r.any_failed());
   }
   SECTION("pinned memory beyond pinned_limit") {
-    const auto r = run_text(doc("{" + small_dataset + R"(, "pinned_limit": "4KiB"})",
-                                R"({"pin_mode": ["per_batch", "ring"]})"));
+    const auto r =
+        run_loader_text(loader_doc("{" + k_small_dataset + R"(, "pinned_limit": "4KiB"})",
+                                   R"({"pin_mode": ["per_batch", "ring"]})"));
     for (const auto& c : r.scenarios[0].cases) {
       INFO(c.id);
       CHECK(c.status == result::case_status::error);
@@ -155,11 +156,13 @@ TEST_CASE("loader: a ring smaller than the prefetch bound is refused at load tim
           "[bench][loader]") {
   CHECK_THROWS_WITH(
       scenario::expand(scenario::parse_scenario(
-          doc(R"({"num_workers": 3, "prefetch_factor": 2, "pin_mode": "ring", "ring_slots": 6})"),
+          loader_doc(
+              R"({"num_workers": 3, "prefetch_factor": 2, "pin_mode": "ring", "ring_slots": 6})"),
           "t.json")),
       Catch::Contains("params.ring_slots") && Catch::Contains("at least 7"));
   CHECK_NOTHROW(scenario::expand(scenario::parse_scenario(
-      doc(R"({"num_workers": 3, "prefetch_factor": 2, "pin_mode": "ring", "ring_slots": 7})"),
+      loader_doc(
+          R"({"num_workers": 3, "prefetch_factor": 2, "pin_mode": "ring", "ring_slots": 7})"),
       "t.json")));
 }
 

@@ -10,14 +10,17 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "device/backend.hpp"
+#include "kinds_support.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 
 using namespace pinbench;
+using pinbench::testing::find_case;
 
 namespace {
 
-result::run_result run_text(const std::string& text, std::vector<scenario::override_spec> sets = {}) {
+result::run_result run_transfer_text(const std::string& text,
+                                     std::vector<scenario::override_spec> sets = {}) {
   const auto s = scenario::parse_scenario(text, "test.json");
   auto dev = device::make_backend("host");
   run::run_options o;
@@ -25,29 +28,23 @@ result::run_result run_text(const std::string& text, std::vector<scenario::overr
   return run::run_scenarios({s}, *dev, o);
 }
 
-const result::case_result& find_case(const result::run_result& r, const std::string& id) {
-  for (const auto& c : r.scenarios.at(0).cases)
-    if (c.id == id) return c;
-  FAIL("no case " << id);
-  throw;
-}
-
-double median(const result::case_result& c, const std::string& metric) {
+double median_of(const result::case_result& c, const std::string& metric) {
   const auto* m = c.find(metric);
   REQUIRE(m != nullptr);
   return m->summarize().median;
 }
 
-const char* k_sampling = R"("sampling": {"warmup": 1, "min_samples": 5, "max_samples": 20,
+const char* k_transfer_sampling = R"("sampling": {"warmup": 1, "min_samples": 5, "max_samples": 20,
                                "min_time": "0", "timeout": "2s"})";
 
 }  // namespace
 
 TEST_CASE("pinned non_blocking copies release the caller at once; pageable ones do not",
           "[bench][transfer][timing]") {
-  const auto r = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+  const auto r = run_transfer_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
       "kind": "transfer", "params": {"bytes": "16MiB", "mode": "non_blocking"},
-      "matrix": {"memory": ["pinned", "pageable"]}, )") + k_sampling + "}");
+      "matrix": {"memory": ["pinned", "pageable"]}, )") +
+                                   k_transfer_sampling + "}");
   const auto& pinned = find_case(r, "memory=pinned");
   const auto& pageable = find_case(r, "memory=pageable");
   REQUIRE(pinned.status == result::case_status::ok);
@@ -55,19 +52,19 @@ TEST_CASE("pinned non_blocking copies release the caller at once; pageable ones 
   CHECK(pinned.extra.at("verified") == true);
   CHECK(pageable.extra.at("verified") == true);
   // Enqueueing takes microseconds; a 16 MiB copy takes milliseconds.
-  CHECK(median(pinned, "host_call_time") < median(pinned, "copy_time") / 10);
+  CHECK(median_of(pinned, "host_call_time") < median_of(pinned, "copy_time") / 10);
   // Staging through the bounce buffer holds the caller for most of the copy.
-  CHECK(median(pageable, "host_call_time") > median(pageable, "copy_time") * 0.3);
-  CHECK(median(pinned, "bandwidth") > 0);
+  CHECK(median_of(pageable, "host_call_time") > median_of(pageable, "copy_time") * 0.3);
+  CHECK(median_of(pinned, "bandwidth") > 0);
 }
 
 TEST_CASE("blocking copies report the time the caller is held", "[bench][transfer][timing]") {
-  const auto r = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+  const auto r = run_transfer_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
       "kind": "transfer", "params": {"bytes": "8MiB", "mode": "blocking", "memory": "pinned"}, )") +
-                          k_sampling + "}");
+                                   k_transfer_sampling + "}");
   const auto& c = r.scenarios.at(0).cases.at(0);
   REQUIRE(c.status == result::case_status::ok);
-  CHECK(median(c, "host_call_time") == Approx(median(c, "copy_time")).epsilon(0.05));
+  CHECK(median_of(c, "host_call_time") == Approx(median_of(c, "copy_time")).epsilon(0.05));
 }
 
 TEST_CASE("compute overlaps a pinned non_blocking copy, not a pageable one",
@@ -82,19 +79,19 @@ TEST_CASE("compute overlaps a pinned non_blocking copy, not a pageable one",
   // to three attempts, each kind judged by its best one: pinned can overlap, pageable cannot.
   double pinned_overlap = 0, pageable_overlap = 1;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    const auto r = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+    const auto r = run_transfer_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
         "kind": "transfer", "params": {"bytes": "16MiB", "mode": "non_blocking",
         "overlap_compute": "20ms"}, "matrix": {"memory": ["pinned", "pageable"]}, )") +
-                            k_sampling + "}");
+                                     k_transfer_sampling + "}");
     const auto& pinned = find_case(r, "memory=pinned");
     const auto& pageable = find_case(r, "memory=pageable");
     REQUIRE(pinned.status == result::case_status::ok);
     REQUIRE(pageable.status == result::case_status::ok);
-    pinned_overlap = std::max(pinned_overlap, median(pinned, "overlap"));
-    pageable_overlap = std::min(pageable_overlap, median(pageable, "overlap"));
+    pinned_overlap = std::max(pinned_overlap, median_of(pinned, "overlap"));
+    pageable_overlap = std::min(pageable_overlap, median_of(pageable, "overlap"));
     if (pinned_overlap > 0.5 && pageable_overlap < 0.3) break;  // clear at once: no retry
-    WARN("attempt " << attempt + 1 << ": pinned overlap " << median(pinned, "overlap")
-                    << ", pageable " << median(pageable, "overlap"));
+    WARN("attempt " << attempt + 1 << ": pinned overlap " << median_of(pinned, "overlap")
+                    << ", pageable " << median_of(pageable, "overlap"));
   }
   // Seen here on an idle 2-core VM: pinned 0.95-0.98, pageable 0.32-0.36 in every attempt (the
   // host clock counts the engine thread's hand-off as overlap), so the bound on pageable is
@@ -106,10 +103,10 @@ TEST_CASE("compute overlaps a pinned non_blocking copy, not a pageable one",
 
 TEST_CASE("pinning on the fly reports its cost and is slower than a pinned source",
           "[bench][transfer][timing]") {
-  const auto r = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+  const auto r = run_transfer_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
       "kind": "transfer", "params": {"bytes": "16MiB"},
       "matrix": {"memory": ["pinned", "pin_on_the_fly"], "direction": ["h2d", "d2h"]}, )") +
-                          k_sampling + "}");
+                                   k_transfer_sampling + "}");
   for (const auto* dir : {"h2d", "d2h"}) {
     INFO(dir);
     const auto& pinned = find_case(r, std::string("memory=pinned,direction=") + dir);
@@ -117,18 +114,19 @@ TEST_CASE("pinning on the fly reports its cost and is slower than a pinned sourc
     REQUIRE(otf.status == result::case_status::ok);
     CHECK(otf.extra.at("verified") == true);
     REQUIRE(otf.find("pin_time") != nullptr);
-    CHECK(median(otf, "pin_time") > 0);
+    CHECK(median_of(otf, "pin_time") > 0);
     CHECK(pinned.find("pin_time") == nullptr);
-    CHECK(median(otf, "bandwidth") < median(pinned, "bandwidth"));
+    CHECK(median_of(otf, "bandwidth") < median_of(pinned, "bandwidth"));
   }
 }
 
 TEST_CASE("every memory kind and direction moves intact data", "[bench][transfer]") {
-  const auto r = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+  const auto r = run_transfer_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
       "kind": "transfer", "params": {"bytes": "3MiB", "copies_per_sample": 2},
       "matrix": {"memory": ["pageable", "pinned", "pinned_wc", "registered", "pin_on_the_fly"],
                  "direction": ["h2d", "d2h", "bidirectional"],
-                 "mode": ["blocking", "non_blocking"]}, )") + k_sampling + "}");
+                 "mode": ["blocking", "non_blocking"]}, )") +
+                                   k_transfer_sampling + "}");
   REQUIRE(r.scenarios.at(0).cases.size() == 30);
   for (const auto& c : r.scenarios.at(0).cases) {
     INFO(c.id << ": " << c.message);
@@ -140,8 +138,9 @@ TEST_CASE("every memory kind and direction moves intact data", "[bench][transfer
 
 TEST_CASE("a failing case is recorded and the run goes on", "[bench][transfer]") {
   // 1 TiB cannot be had on the host backend's capacity: that case fails, the next one runs.
-  const auto r = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
-      "kind": "transfer", "matrix": {"bytes": ["1TiB", "64KiB"]}, )") + k_sampling + "}");
+  const auto r = run_transfer_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+      "kind": "transfer", "matrix": {"bytes": ["1TiB", "64KiB"]}, )") +
+                                   k_transfer_sampling + "}");
   const auto& cases = r.scenarios.at(0).cases;
   REQUIRE(cases.size() == 2);
   CHECK(cases[0].status == result::case_status::error);
@@ -152,8 +151,9 @@ TEST_CASE("a failing case is recorded and the run goes on", "[bench][transfer]")
 
 TEST_CASE("an interrupt keeps what was measured", "[bench][transfer]") {
   request_interrupt();
-  const auto r = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
-      "kind": "transfer", "matrix": {"bytes": ["64KiB", "128KiB"]}, )") + k_sampling + "}");
+  const auto r = run_transfer_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+      "kind": "transfer", "matrix": {"bytes": ["64KiB", "128KiB"]}, )") +
+                                   k_transfer_sampling + "}");
   clear_interrupt();
   CHECK(r.interrupted);
   CHECK(r.scenarios.at(0).cases.empty());
@@ -161,10 +161,10 @@ TEST_CASE("an interrupt keeps what was measured", "[bench][transfer]") {
 
 TEST_CASE("copies of 1 MiB or less are timed in batches of 16; the batch is in the result",
           "[bench][transfer]") {
-  const auto r = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+  const auto r = run_transfer_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
       "kind": "transfer", "params": {"mode": "non_blocking"},
       "matrix": {"memory": ["pinned", "pageable"], "bytes": ["4KiB", "1MiB", "2MiB"]}, )") +
-                          k_sampling + "}");
+                                   k_transfer_sampling + "}");
   for (const auto& c : r.scenarios.at(0).cases) {
     INFO(c.id << ": " << c.message);
     REQUIRE(c.status == result::case_status::ok);
@@ -183,31 +183,32 @@ TEST_CASE("copies of 1 MiB or less are timed in batches of 16; the batch is in t
     CHECK(bw.front() * ct.front() == Approx(bytes).epsilon(1e-9));
   }
   // An explicit copies_per_sample wins over the automatic batch.
-  const auto one = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+  const auto one = run_transfer_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
       "kind": "transfer", "params": {"bytes": "4KiB", "copies_per_sample": 1}, )") +
-                            k_sampling + "}");
+                                     k_transfer_sampling + "}");
   CHECK(one.scenarios.at(0).cases.at(0).extra.at("copies_per_sample") == 1);
 }
 
 TEST_CASE("a batch larger than a gate may hold is measured in gated chunks", "[bench][transfer]") {
-  const auto r = run_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+  const auto r = run_transfer_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
       "kind": "transfer", "params": {"bytes": "64KiB", "memory": "pinned",
-      "copies_per_sample": 150}, )") + k_sampling + "}");
+      "copies_per_sample": 150}, )") +
+                                   k_transfer_sampling + "}");
   const auto& c = r.scenarios.at(0).cases.at(0);
   INFO(c.message);
   REQUIRE(c.status == result::case_status::ok);
   CHECK(c.extra.at("copies_per_sample") == 150);
-  CHECK(c.extra.at("gated_chunks") == (150 + device::max_copies_behind_gate - 1) /
-                                          device::max_copies_behind_gate);
+  CHECK(c.extra.at("gated_chunks") ==
+        (150 + device::max_copies_behind_gate - 1) / device::max_copies_behind_gate);
   CHECK(c.extra.at("verified") == true);
   CHECK(c.extra.at("timing").get<std::string>().find("gated chunks") != std::string::npos);
 }
 
-TEST_CASE("overlap cases refuse more copies than one gate may hold, at load",
-          "[bench][transfer]") {
+TEST_CASE("overlap cases refuse more copies than one gate may hold, at load", "[bench][transfer]") {
   const auto s = scenario::parse_scenario(R"({"schema": "pinbench.scenario/1", "name": "t",
       "kind": "transfer", "params": {"memory": "pinned", "overlap_compute": "1ms",
-      "copies_per_sample": 65}})", "t.json");
+      "copies_per_sample": 65}})",
+                                          "t.json");
   try {
     (void)scenario::expand(s, {});
     FAIL("expected an input error");
@@ -220,14 +221,16 @@ TEST_CASE("overlap cases refuse more copies than one gate may hold, at load",
   // Pageable sources are not gated, so there it is allowed.
   const auto pageable = scenario::parse_scenario(R"({"schema": "pinbench.scenario/1",
       "name": "t", "kind": "transfer", "params": {"memory": "pageable", "overlap_compute": "1ms",
-      "copies_per_sample": 65}})", "t.json");
+      "copies_per_sample": 65}})",
+                                                 "t.json");
   CHECK(scenario::expand(pageable, {}).size() == 1);
 }
 
 TEST_CASE("a gate that times out voids its sample", "[bench][transfer]") {
   const auto s = scenario::parse_scenario(std::string(R"({"schema": "pinbench.scenario/1",
       "name": "t", "kind": "transfer", "params": {"bytes": "64KiB", "memory": "pinned"}, )") +
-                                              k_sampling + "}", "t.json");
+                                              k_transfer_sampling + "}",
+                                          "t.json");
   device::backend_options opts;
   opts.host_gate_timeouts = 2;
   auto dev = device::make_backend("host", opts);

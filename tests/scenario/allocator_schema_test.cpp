@@ -11,7 +11,7 @@
 using namespace pinbench;
 using namespace pinbench::scenario;
 using nlohmann::json;
-using testing::input_error_of;
+using pinbench::testing::input_error_of;
 
 namespace {
 

@@ -7,8 +7,8 @@
 
 using namespace pinbench;
 using namespace pinbench::scenario;
-using testing::input_error_of;
-using testing::transfer_doc;
+using pinbench::testing::input_error_of;
+using pinbench::testing::transfer_doc;
 
 namespace {
 
@@ -65,8 +65,9 @@ TEST_CASE("name, description, kind and tags are checked", "[scenario][errors]") 
   CHECK(
       parse_error(R"({"schema": "pinbench.scenario/1", "name": "x", "kind": "tranfer"})") ==
       R"(bad.json: kind: unknown kind "tranfer", expected "transfer", "loader", "allocator", "collective" or "data_parallel" (did you mean "transfer"?))");
-  CHECK(parse_error(R"({"schema": "pinbench.scenario/1", "name": "x", "kind": 1})") ==
-        R"(bad.json: kind: expected one of "transfer", "loader", "allocator", "collective" or "data_parallel", got 1)");
+  CHECK(
+      parse_error(R"({"schema": "pinbench.scenario/1", "name": "x", "kind": 1})") ==
+      R"(bad.json: kind: expected one of "transfer", "loader", "allocator", "collective" or "data_parallel", got 1)");
   CHECK(parse_error(transfer_doc(R"("tags": ["quick", 3])")) ==
         "bad.json: tags[1]: expected a non-empty string, got 3");
   CHECK(parse_error(transfer_doc(R"("tags": "quick")")) ==

@@ -14,8 +14,8 @@
 
 using namespace pinbench;
 using namespace pinbench::scenario;
-using scenario::testing::input_error_of;
-using scenario::testing::transfer_doc;
+using pinbench::testing::input_error_of;
+using pinbench::testing::transfer_doc;
 namespace fs = std::filesystem;
 
 namespace {

@@ -5,7 +5,7 @@
 
 #include "core/error.hpp"
 
-namespace pinbench::scenario::testing {
+namespace pinbench::testing {
 
 /// The what() of the input_error `fn` throws; "(no error)" when it throws none. Any other
 /// exception escapes, so a test that expects an input_error fails on it.
@@ -25,4 +25,4 @@ inline std::string transfer_doc(const std::string& extra = {}, const std::string
          (extra.empty() ? "" : ", " + extra) + "}";
 }
 
-}  // namespace pinbench::scenario::testing
+}  // namespace pinbench::testing

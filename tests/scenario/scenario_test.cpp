@@ -10,7 +10,7 @@
 using namespace pinbench;
 using namespace pinbench::scenario;
 using nlohmann::json;
-using testing::transfer_doc;
+using pinbench::testing::transfer_doc;
 
 namespace {
 
@@ -200,7 +200,7 @@ TEST_CASE("sampling overrides reach every case", "[scenario]") {
   // min_samples may rise past the file's max_samples only if max_samples is raised with it.
   CHECK(expand(s, parse_overrides({"sampling.min_samples=80"}))[0].sampling.max_samples == 80);
   CHECK(
-      testing::input_error_of([&] {
+      pinbench::testing::input_error_of([&] {
         check_overrides(s, parse_overrides({"sampling.min_samples=80", "sampling.max_samples=60"}));
       }) == "--set sampling.max_samples=60: expected an integer >= min_samples (80), got 60");
 }

@@ -66,7 +66,7 @@ TEST_CASE("nested params are written as nested objects", "[scenario][schema]") {
         json{{"dataset", {{"samples", 5}}}, {"batch_size", 2}});
 
   auto error = [&](const char* text) {
-    return testing::input_error_of(
+    return pinbench::testing::input_error_of(
         [&] { (void)detail::read_params(k, nlohmann::ordered_json::parse(text), "f.json"); });
   };
   CHECK(
