@@ -55,6 +55,7 @@ class scratch_dir {
 // Starts `argv` with stdout on /dev/null (the round's table is not shown; its result is read).
 pid_t spawn(const std::vector<std::string>& args) {
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;

@@ -86,9 +86,9 @@ struct snapshot {
 /// cache. The message states requested, allocated, reserved and free bytes, as PyTorch's does.
 class oom_error : public pinbench::out_of_memory {
  public:
-  oom_error(std::string message, std::uint64_t requested, std::uint64_t allocated,
+  oom_error(const std::string& message, std::uint64_t requested, std::uint64_t allocated,
             std::uint64_t reserved, std::uint64_t free_bytes)
-      : out_of_memory(std::move(message)),
+      : out_of_memory(message),
         requested_(requested),
         allocated_(allocated),
         reserved_(reserved),

@@ -89,8 +89,14 @@ class node_allocator {
   template <class U>
   node_allocator(const node_allocator<U>& other) noexcept : cache_(other.cache()) {}
 
-  [[nodiscard]] T* allocate(std::size_t n) { return static_cast<T*>(cache_->get(n * sizeof(T))); }
-  void deallocate(T* p, std::size_t n) noexcept { cache_->put(p, n * sizeof(T)); }
+  // T is a container's node, or a pointer when the container stores pointers: sizeof(T) is
+  // what is meant either way.
+  [[nodiscard]] T* allocate(std::size_t n) {
+    return static_cast<T*>(cache_->get(n * sizeof(T)));  // NOLINT(bugprone-sizeof-expression)
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    cache_->put(p, n * sizeof(T));  // NOLINT(bugprone-sizeof-expression)
+  }
 
   [[nodiscard]] node_cache* cache() const noexcept { return cache_; }
   template <class U>

@@ -84,7 +84,7 @@ std::optional<std::int64_t> parse_duration_ns(std::string_view text) {
   else if (suffix.empty() && value == 0) factor = 1;  // a bare 0 needs no unit
   else return std::nullopt;
   const double ns = value * factor;
-  if (ns > static_cast<double>(std::numeric_limits<std::int64_t>::max() / 2)) return std::nullopt;
+  if (ns > static_cast<double>(std::numeric_limits<std::int64_t>::max()) / 2) return std::nullopt;
   return static_cast<std::int64_t>(std::llround(ns));
 }
 

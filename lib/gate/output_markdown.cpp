@@ -27,7 +27,7 @@ std::string rule_row(std::size_t columns, std::size_t first_numeric, std::size_t
 }
 
 std::string verdict_cell(const row& r) {
-  const std::string v(to_string(r.result));
+  std::string v(to_string(r.result));
   if (r.gated && (r.result == verdict::regression || r.result == verdict::failed))
     return "**" + v + "**";
   return v;

@@ -76,6 +76,7 @@ std::string to_table(const comparison& c, bool color) {
 
     std::vector<std::vector<std::string>> cells;
     std::vector<std::size_t> widths;
+    widths.reserve(headers.size());
     for (const auto& h : headers) widths.push_back(width_of(h));
     for (std::size_t r = i; r < end; ++r) {
       cells.push_back(detail::row_cells(c.rows[r]));

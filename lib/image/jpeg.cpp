@@ -102,7 +102,7 @@ void decode_jpeg(std::span<const std::byte> file, rgb_image& out) {
     out.width = 0;
     out.height = 0;
     out.pixels.clear();  // keeps the capacity for the next call
-    throw image_error(std::move(message));
+    throw image_error(message);
   }
 }
 
@@ -123,7 +123,7 @@ std::vector<std::byte> encode_jpeg(const rgb_image& img, int quality) {
                   &encoded_size, TJSAMP_420, quality, 0) != 0) {
     std::string message = library_message(handle);
     tjFree(encoded);
-    throw image_error(std::move(message));
+    throw image_error(message);
   }
   const auto* first = reinterpret_cast<const std::byte*>(encoded);
   std::vector<std::byte> out(first, first + encoded_size);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -100,7 +101,7 @@ dataset::dataset(const dataset_spec& spec) : spec_(spec) {
     throw input_error("loader: the dataset needs at least one sample of at least one byte");
   if (spec_.cpu_per_sample_ns > 0) {
     const double units = static_cast<double>(spec_.cpu_per_sample_ns) / calibrate_cpu_work().ns_per_unit;
-    units_ = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(units + 0.5));
+    units_ = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(units)));
   }
 
   slots_ = std::min<std::uint64_t>(
@@ -225,7 +226,7 @@ void dataset::produce(std::uint64_t index, std::byte* out, sample_header& header
 
   std::uint64_t units = units_;
   if (spec_.burst_every != 0 && index % spec_.burst_every < spec_.burst_length)
-    units = static_cast<std::uint64_t>(static_cast<double>(units) * spec_.burst_factor + 0.5);
+    units = static_cast<std::uint64_t>(std::llround(static_cast<double>(units) * spec_.burst_factor));
   header.index = index;
   header.checksum = cpu_work(out, n, units, index);
 }

@@ -77,9 +77,11 @@ std::vector<fleet_outlier> fleet_outliers(const result::run_result& r) {
           }
         if (medians.size() < 3) continue;
         std::vector<double> values;
+        values.reserve(medians.size());
         for (const auto& [c, v] : medians) values.push_back(v);
         const double fleet = median_of(values);
         std::vector<double> deviations;
+        deviations.reserve(values.size());
         for (const double v : values) deviations.push_back(std::abs(v - fleet));
         const double mad = median_of(deviations);
         for (const auto& [c, v] : medians) {

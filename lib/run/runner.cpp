@@ -115,6 +115,7 @@ result::run_result run_scenarios(const std::vector<scenario::scenario>& scenario
   const std::uint32_t repeat = std::max<std::uint32_t>(options.repeat, 1);
   result.repeat = options.only_round ? 1 : repeat;
   std::vector<std::unique_ptr<engine>> engines;
+  engines.reserve(scenarios.size());
   for (const auto& s : scenarios) engines.push_back(make_engine(s.kind));
 
   // rounds[i][j]: the results of case j of scenario i, one per round that reached it.

@@ -58,6 +58,7 @@ std::vector<scenario> load_directory(const fs::path& dir) {
     throw input_error(dir.string(), {}, "no scenario files (*.json) in this directory");
   std::sort(files.begin(), files.end());
   std::vector<scenario> out;
+  out.reserve(files.size());
   for (const auto& f : files) out.push_back(load_scenario_file(f));
   return out;
 }

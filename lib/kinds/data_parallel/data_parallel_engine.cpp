@@ -106,6 +106,7 @@ class data_parallel_engine final : public measure::engine {
         add_memory_metric(r, fmt::format("peak_reserved.dev{}", k), reserved);
       }
       std::vector<double> extra;
+      extra.reserve(peaks.size());
       for (const auto& s : peaks) extra.push_back(device0_extra(s));
       add_memory_metric(r, "device0_extra_memory", extra);
       if (!std::all_of(peaks.begin(), peaks.end(),

@@ -344,7 +344,7 @@ void describe_images(const pinbench::loader::jpeg_source& src, const loader_para
     info["generated_as"] = {{"width", fmt::format("{}-{}", j.generate.min_width, j.generate.max_width)},
                             {"height", fmt::format("{}-{}", j.generate.min_height, j.generate.max_height)},
                             {"quality", j.generate.quality}};
-  r.extra["images"] = std::move(info);
+  r.extra["images"] = info;
   if (src.skipped() != 0) {
     r.extra["corrupt_skipped"] = {{"samples", src.skipped()}, {"first", src.skipped_files()}};
     r.warnings.push_back(fmt::format("{} sample(s) came from files that do not decode and were "
