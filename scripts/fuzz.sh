@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (the fuzz preset: clang, ASan + UBSan, build-fuzz/) and runs each
-# for SECONDS, one after the other, then prints executions, corpus size and crashes per target.
+# Builds the libFuzzer targets (the asan preset's tree, build-asan/: clang, ASan + UBSan, where
+# scripts/sanitize.sh asan runs the suite; the `fuzz` build preset builds only the targets) and
+# runs each for SECONDS, one after the other, then prints executions, corpus size and crashes.
 # Usage: scripts/fuzz.sh SECONDS [TARGET...]   targets: scenario json_trace csv_trace alloc_conf
-# The working corpus (build-fuzz/corpus/TARGET) grows from run to run; it starts from the seeds
+# The working corpus (build-asan/corpus/TARGET) grows from run to run; it starts from the seeds
 # of fuzz/seeds.txt and tests/data/fuzz/TARGET/. Exit 1 when a target crashed, 2 on bad usage.
 # Environment: JOBS (build jobs, default: all cores), FUZZ_RSS_MB (default 2048).
 set -euo pipefail
@@ -27,9 +28,11 @@ done
 # clang and its runtime libraries (libFuzzer, the sanitizers) besides the usual packages.
 PINBENCH_SETUP_ONLY_PACKAGES=1 PINBENCH_EXTRA_PACKAGES="clang libclang-rt-14-dev" "$root/scripts/setup.sh"
 
-build=$root/build-fuzz
+build=$root/build-asan
 cd "$root"
-[ -f "$build/CMakeCache.txt" ] || cmake --preset fuzz >&2
+# shellcheck source=scripts/preset-tree.sh
+. "$root/scripts/preset-tree.sh"
+preset_tree_current "$build" || cmake --preset asan --fresh >&2
 cmake --build --preset fuzz -j "${JOBS:-$(nproc)}" >&2
 
 # The seeds of one target, copied into one directory (fuzz/seeds.txt lists them by pattern).
@@ -81,13 +84,13 @@ for t in "${targets[@]}"; do
   [ "$crashes" -eq 0 ] || crashed+=("$t: $new_artifacts")
 done
 
-echo "fuzz: ${seconds}s per target (build-fuzz/, clang + ASan + UBSan)"
+echo "fuzz: ${seconds}s per target (build-asan/, clang + ASan + UBSan)"
 printf '%s\n' "${summary[@]}"
 if [ ${#crashed[@]} -gt 0 ]; then
   echo "fuzz: CRASHED. Reproducers:" >&2
   printf '  %s\n' "${crashed[@]}" >&2
   cat >&2 <<'TXT'
-Reproduce one with build-fuzz/fuzz/fuzz_TARGET FILE (the log under build-fuzz/logs/ has the
+Reproduce one with build-asan/fuzz/fuzz_TARGET FILE (the log under build-asan/logs/ has the
 report). Once fixed, keep it as a regression that the normal test suite replays:
   cp FILE tests/data/fuzz/TARGET/SHORT-NAME   (tests/fuzz/replay_test.cpp, tag [fuzz])
 TXT

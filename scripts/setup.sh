@@ -4,6 +4,7 @@
 # Environment: PINBENCH_SETUP_ONLY_PACKAGES=1 (install, then stop), PINBENCH_EXTRA_PACKAGES,
 #              BUILD_DIR (default build), PINBENCH_CUDA (AUTO|ON|OFF, default AUTO),
 #              CMAKE_BUILD_TYPE (default Release), PINBENCH_PORTABLE (default ON),
+#              PINBENCH_WERROR (default ON, as in every preset),
 #              JOBS (default: all cores).
 # The defaults are the default preset's, and with nvcc present the gpu-carry preset's: the suite
 # that test.sh runs tests the very binaries that are carried to a GPU machine.
@@ -14,9 +15,10 @@ BUILD_DIR=${BUILD_DIR:-$root/build}
 JOBS=${JOBS:-$(nproc)}
 
 need_pkgs=()
-# PINBENCH_EXTRA_PACKAGES: more packages for scripts that need them (fuzz.sh: clang).
+# PINBENCH_EXTRA_PACKAGES: more packages for scripts that need them (sanitize.sh, fuzz.sh: clang).
 # shellcheck disable=SC2086
-for pkg in cmake g++ make binutils libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev catch2 \
+for pkg in cmake g++ make ninja-build binutils ccache \
+           libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev catch2 \
            openmpi-bin libopenmpi-dev libturbojpeg0-dev \
            ${PINBENCH_EXTRA_PACKAGES:-}; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_pkgs+=("$pkg")
@@ -32,10 +34,15 @@ fi
 # Scripts that build other trees (sanitize.sh, fuzz.sh) want the packages only.
 [ "${PINBENCH_SETUP_ONLY_PACKAGES:-0}" = 1 ] && exit 0
 
-if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
-  cmake -S "$root" -B "$BUILD_DIR" \
+# The default preset (Ninja, warnings as errors, Release, CUDA when nvcc is found, portable), in
+# BUILD_DIR, with the environment's overrides.
+# shellcheck source=scripts/preset-tree.sh
+. "$root/scripts/preset-tree.sh"
+if ! preset_tree_current "$BUILD_DIR"; then
+  (cd "$root" && cmake --preset default --fresh -B "$BUILD_DIR" \
+    -DPINBENCH_WERROR="${PINBENCH_WERROR:-ON}" \
     -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-Release}" \
     -DPINBENCH_CUDA="${PINBENCH_CUDA:-AUTO}" \
-    -DPINBENCH_PORTABLE="${PINBENCH_PORTABLE:-ON}" >&2
+    -DPINBENCH_PORTABLE="${PINBENCH_PORTABLE:-ON}") >&2
 fi
 cmake --build "$BUILD_DIR" -j "$JOBS" >&2

@@ -1,56 +1,106 @@
 #!/usr/bin/env bash
-# Set up (packages, configure, build), then run the whole test suite through ctest, then the
-# same suite under AddressSanitizer+UBSan and under ThreadSanitizer (scripts/sanitize.sh), then
-# each fuzz target for a short time (scripts/fuzz.sh).
-# Tests that need a GPU are reported as skipped when no CUDA device is usable.
+# Set up (packages, configure, build), then the stages, each timed:
+#   suite  the whole test suite through ctest, on the default build (the binaries carried to a
+#          GPU machine); it also records which tests start threads (tests/thread_record/)
+#   asan   the suite under AddressSanitizer + UBSan (scripts/sanitize.sh asan: clang, build-asan/,
+#          which also holds the libFuzzer targets)
+#   fuzz   each fuzz target for PINBENCH_FUZZ_SECONDS (scripts/fuzz.sh, build-asan/)
+#   lint   clang-tidy on lib/ and app/ (scripts/lint.sh, .clang-tidy; build-asan/'s commands)
+#   tsan   under ThreadSanitizer, the tests that the suite saw start a thread (all of them when
+#          the suite stage did not run in this call) (scripts/sanitize.sh tsan, build-tsan/)
+# Tests that need a GPU are reported as skipped when no CUDA device is usable. Builds go through
+# ccache when it is installed (setup.sh installs it); a summary of each stage's time, and of the
+# cache, closes the run.
 # Extra arguments go to every ctest run (e.g. scripts/test.sh -R scenario).
-# Environment: PINBENCH_STAGES (default "suite asan tsan fuzz": pick a subset for a quicker
+# Environment: PINBENCH_STAGES (default "suite asan fuzz lint tsan": pick a subset for a quicker
 #              loop, e.g. PINBENCH_STAGES=suite), PINBENCH_FUZZ_SECONDS (default 10 per target),
-#              BUILD_DIR, JOBS.
+#              BUILD_DIR, JOBS (build jobs, default: the cores), CTEST_JOBS (default: 2 x JOBS).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-stages=" ${PINBENCH_STAGES:-suite asan tsan fuzz} "
+all_stages="suite asan fuzz lint tsan"
+stages=" ${PINBENCH_STAGES:-$all_stages} "
 for s in $stages; do
-  case "$s" in
-    suite|asan|tsan|fuzz) ;;
-    *) echo "test.sh: PINBENCH_STAGES: unknown stage \"$s\" (expected suite, asan, tsan, fuzz)" >&2; exit 2 ;;
+  case " $all_stages " in
+    *" $s "*) ;;
+    *) echo "test.sh: PINBENCH_STAGES: unknown stage \"$s\" (expected one of: $all_stages)" >&2; exit 2 ;;
   esac
 done
 
+start_all=$(date +%s)
 elapsed() { echo "$(( $(date +%s) - $1 )) s"; }
 summary=()
 status=0
+ran() { summary+=("$(printf '%-6s %-10s %s' "$1:" "$2" "($(elapsed "$3"))")"); }
 
+# Every package any stage needs, once, before the first stage: clang and its sanitizer and
+# fuzzer runtimes (asan, fuzz), clang-tidy (lint), python3 (tsan's test selection, script tests).
+PINBENCH_SETUP_ONLY_PACKAGES=1 PINBENCH_EXTRA_PACKAGES="clang libclang-rt-14-dev clang-tidy python3" \
+  "$root/scripts/setup.sh"
+ccache_counts() {  # "hits misses" so far, from ccache's statistics
+  command -v ccache >/dev/null 2>&1 || { echo "0 0"; return; }
+  ccache --print-stats 2>/dev/null | awk -F'\t' '
+    $1=="direct_cache_hit"||$1=="preprocessed_cache_hit"{h+=$2} $1=="cache_miss"{m+=$2}
+    END{print h+0, m+0}'
+}
+read -r hits0 misses0 <<<"$(ccache_counts)"
+
+BUILD_DIR=${BUILD_DIR:-$root/build}
+# Twice as many tests as cores at once: many tests spend their time waiting (signals, timeouts,
+# child processes), and every test holds on a busy machine. [timing] tests still run alone.
+export CTEST_JOBS=${CTEST_JOBS:-$(( 2 * ${JOBS:-$(nproc)} ))}
+thread_record=""
 if [[ "$stages" == *" suite "* ]]; then
   t0=$(date +%s)
-  "$root/scripts/setup.sh"
-  BUILD_DIR=${BUILD_DIR:-$root/build}
-  if (cd "$BUILD_DIR" && ctest --output-on-failure -j "${JOBS:-$(nproc)}" --timeout 300 "$@"); then
-    summary+=("suite: passed ($(elapsed "$t0"))")
-  else
-    summary+=("suite: FAILED ($(elapsed "$t0"))"); status=1
+  ok=1
+  "$root/scripts/setup.sh" || ok=0
+  if [ "$ok" = 1 ]; then
+    # Record the tests whose processes start a thread, for the tsan stage.
+    preload=()
+    if [ -f "$BUILD_DIR/tests/libpinbench_record_threads.so" ]; then
+      thread_record="$BUILD_DIR/tests/threads-started.txt"
+      rm -f "$thread_record"
+      preload=("LD_PRELOAD=$BUILD_DIR/tests/libpinbench_record_threads.so"
+               "PINBENCH_THREAD_RECORD=$thread_record")
+    fi
+    (cd "$BUILD_DIR" && env "${preload[@]}" ctest --output-on-failure -j "$CTEST_JOBS" \
+       --timeout 300 "$@") || ok=0
   fi
+  if [ "$ok" = 1 ]; then ran suite passed "$t0"; else ran suite FAILED "$t0"; status=1; thread_record=""; fi
 fi
 
-for kind in asan tsan; do
-  [[ "$stages" == *" $kind "* ]] || continue
+if [[ "$stages" == *" asan "* ]]; then
   t0=$(date +%s)
-  if "$root/scripts/sanitize.sh" "$kind" -- "$@"; then
-    summary+=("$kind: clean ($(elapsed "$t0"))")
-  else
-    summary+=("$kind: FAILED ($(elapsed "$t0"))"); status=1
-  fi
-done
+  if "$root/scripts/sanitize.sh" asan -- "$@"; then ran asan clean "$t0"; else ran asan FAILED "$t0"; status=1; fi
+fi
 
 if [[ "$stages" == *" fuzz "* ]]; then
   t0=$(date +%s)
   if "$root/scripts/fuzz.sh" "${PINBENCH_FUZZ_SECONDS:-10}"; then
-    summary+=("fuzz: no crash ($(elapsed "$t0"))")
+    ran fuzz "no crash" "$t0"
   else
-    summary+=("fuzz: FAILED ($(elapsed "$t0"))"); status=1
+    ran fuzz FAILED "$t0"; status=1
   fi
 fi
 
-echo "test.sh:" >&2
+if [[ "$stages" == *" lint "* ]]; then
+  t0=$(date +%s)
+  if "$root/scripts/lint.sh"; then ran lint clean "$t0"; else ran lint FAILED "$t0"; status=1; fi
+fi
+
+if [[ "$stages" == *" tsan "* ]]; then
+  t0=$(date +%s)
+  if [ -n "$thread_record" ] && [ -s "$thread_record" ]; then
+    export PINBENCH_TSAN_THREAD_RECORD=$thread_record
+  else
+    echo "test.sh: tsan: no record of thread-starting tests from a suite stage in this call: the whole suite runs under TSan" >&2
+  fi
+  if "$root/scripts/sanitize.sh" tsan -- "$@"; then ran tsan clean "$t0"; else ran tsan FAILED "$t0"; status=1; fi
+fi
+
+echo "test.sh: $( [ "$status" = 0 ] && echo passed || echo FAILED ) in $(elapsed "$start_all")" >&2
 for line in "${summary[@]}"; do echo "  $line" >&2; done
+if command -v ccache >/dev/null 2>&1; then
+  read -r hits1 misses1 <<<"$(ccache_counts)"
+  echo "  ccache: $((hits1 - hits0)) compilations from the cache, $((misses1 - misses0)) compiled" >&2
+fi
 exit "$status"

@@ -169,7 +169,7 @@ class async_allocator final : public device_allocator {
         "is reserved by its pool but unallocated.",
         detail::format_size(bytes), detail::format_size(capacity_), detail::format_size(free_bytes),
         detail::format_size(allocated), detail::format_size(unallocated));
-    return oom_error(std::move(message), bytes, allocated, reserved, free_bytes);
+    return oom_error(message, bytes, allocated, reserved, free_bytes);
   }
 
   device::backend& dev_;

@@ -42,8 +42,7 @@ oom_error make_caching_oom_error(const upstream& up, const oom_figures& f) {
       format_size(f.tried_bytes), up.device_label(), format_size(up.capacity()),
       format_size(free_bytes), allowed, format_size(f.allocated_bytes),
       format_size(unallocated(f)));
-  return oom_error(std::move(message), f.tried_bytes, f.allocated_bytes, f.reserved_bytes,
-                   free_bytes);
+  return oom_error(message, f.tried_bytes, f.allocated_bytes, f.reserved_bytes, free_bytes);
 }
 
 oom_error make_too_large_error(std::uint64_t requested_bytes) {
@@ -59,8 +58,7 @@ oom_error make_raw_oom_error(const upstream& up, const oom_figures& f) {
       "request), which caches nothing.",
       format_size(f.tried_bytes), up.device_label(), format_size(up.capacity()),
       format_size(free_bytes), format_size(f.allocated_bytes));
-  return oom_error(std::move(message), f.tried_bytes, f.allocated_bytes, f.reserved_bytes,
-                   free_bytes);
+  return oom_error(message, f.tried_bytes, f.allocated_bytes, f.reserved_bytes, free_bytes);
 }
 
 }  // namespace pinbench::alloc::detail
