@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (the asan preset's tree, build-asan/: clang, ASan + UBSan, where
 # scripts/sanitize.sh asan runs the suite; the `fuzz` build preset builds only the targets) and
-# runs each for SECONDS, one after the other, then prints executions, corpus size and crashes.
+# runs each for SECONDS (as many at once as there are cores), then prints executions, corpus size
+# and crashes.
 # Usage: scripts/fuzz.sh SECONDS [TARGET...]   targets: scenario json_trace csv_trace alloc_conf
 # The working corpus (build-asan/corpus/TARGET) grows from run to run; it starts from the seeds
 # of fuzz/seeds.txt and tests/data/fuzz/TARGET/. Exit 1 when a target crashed, 2 on bad usage.
-# Environment: JOBS (build jobs, default: all cores), FUZZ_RSS_MB (default 2048).
+# Environment: JOBS (build jobs, default: all cores), FUZZ_JOBS (targets at once, default: the
+# cores), FUZZ_RSS_MB (default 2048).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -52,19 +54,15 @@ stage_seeds() {
   return 0
 }
 
-summary=()
-crashed=()
-for t in "${targets[@]}"; do
-  corpus=$build/corpus/$t
-  seeds=$build/seeds/$t
-  artifacts=$build/artifacts/$t
-  log=$build/logs/$t.log
+# One target: stage its seeds, fuzz, and leave two lines for the summary in logs/TARGET.result:
+# the figures, then the new reproducers ("" when none).
+fuzz_target() {
+  local t=$1 corpus=$build/corpus/$1 seeds=$build/seeds/$1 artifacts=$build/artifacts/$1
+  local log=$build/logs/$1.log marker=$build/logs/.$1.start rc=0 runs corpus_size new_artifacts crashes
   mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
   stage_seeds "$t" "$seeds"
-  marker=$build/logs/.$t.start
   touch "$marker"
   echo "fuzz: $t for ${seconds}s (log: ${log#"$root"/})" >&2
-  rc=0
   "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb="${FUZZ_RSS_MB:-2048}" \
     -print_final_stats=1 -dict="$root/fuzz/$t.dict" -artifact_prefix="$artifacts/" \
     "$corpus" "$seeds" >"$log" 2>&1 || rc=$?
@@ -80,8 +78,31 @@ for t in "${targets[@]}"; do
     crashes=1  # it stopped without leaving a reproducer (say, killed): see the log
     new_artifacts="(no reproducer: see ${log#"$root"/})"
   fi
-  summary+=("$(printf '%-11s executions %10s  corpus %6s  crashes %s' "$t" "${runs:-?}" "$corpus_size" "$crashes")")
-  [ "$crashes" -eq 0 ] || crashed+=("$t: $new_artifacts")
+  { printf '%-11s executions %10s  corpus %6s  crashes %s\n' "$t" "${runs:-?}" "$corpus_size" "$crashes"
+    printf '%s\n' "$new_artifacts" | tr '\n' ' '; echo; } >"$build/logs/$t.result"
+}
+
+# libFuzzer runs one thread: as many targets at once as there are cores, so that the stage takes
+# SECONDS per round of targets rather than per target. Each still gets SECONDS of its own.
+parallel=${FUZZ_JOBS:-$(nproc)}
+for t in "${targets[@]}"; do
+  rm -f "$build/logs/$t.result"
+  fuzz_target "$t" &
+  while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
+done
+wait
+
+summary=()
+crashed=()
+for t in "${targets[@]}"; do
+  if [ ! -s "$build/logs/$t.result" ]; then
+    summary+=("$(printf '%-11s did not finish (see build-asan/logs/%s.log)' "$t" "$t")")
+    crashed+=("$t: (no result: see build-asan/logs/$t.log)")
+    continue
+  fi
+  { read -r line; read -r new_artifacts || true; } <"$build/logs/$t.result"
+  summary+=("$line")
+  [ -z "${new_artifacts// /}" ] || crashed+=("$t: $new_artifacts")
 done
 
 echo "fuzz: ${seconds}s per target (build-asan/, clang + ASan + UBSan)"

@@ -2,7 +2,8 @@
 # Builds pinbench instrumented and runs the test suite under it:
 #   asan: AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer (clang, build-asan; the
 #         same tree holds the libFuzzer targets that scripts/fuzz.sh runs)
-#   tsan: ThreadSanitizer (g++, build-tsan)
+#   tsan: ThreadSanitizer (clang, build-tsan: clang compiles the instrumented tree in a third of
+#         the time g++ takes)
 # Usage: scripts/sanitize.sh [asan] [tsan] [-- CTEST-ARGS...]   (no name = both)
 # Every executable is instrumented, the pinbench binary that the CLI tests start included, and
 # every report ends the process that made it with exit code 66, so it fails the test that ran it.
