@@ -47,6 +47,14 @@ summary finite_summary(const metric& m) {
   return summarize(finite);
 }
 
+std::optional<double> finite_median(const case_result& c, std::string_view metric) {
+  const result::metric* m = c.find(metric);
+  if (m == nullptr) return std::nullopt;
+  const summary s = finite_summary(*m);
+  if (s.n == 0) return std::nullopt;
+  return s.median;
+}
+
 std::string_view to_string(direction d) noexcept {
   switch (d) {
     case direction::higher: return "higher";

@@ -104,6 +104,10 @@ struct run_result {
 /// Summary over the finite samples only: a NaN must not reach the sort in summarize().
 [[nodiscard]] summary finite_summary(const metric& m);
 
+/// The median of a case's metric over its finite samples; nullopt when the case has no such
+/// metric or no finite sample of it. What verdicts are made from.
+[[nodiscard]] std::optional<double> finite_median(const case_result& c, std::string_view metric);
+
 /// A case's params as text, nested objects flattened to dotted names as --set writes them
 /// ("dataset.samples"); strings as they are, other values as JSON, null as "".
 [[nodiscard]] std::map<std::string, std::string> flat_params(const nlohmann::json& params);

@@ -279,7 +279,7 @@ TEST_CASE("host backend events complete in stream order and across streams", "[d
   }
 }
 
-TEST_CASE("host backend overlaps compute on one stream with a copy on another", "[device][host][timing]") {
+TEST_CASE("host backend overlaps compute on one stream with a copy on another", "[device][host]") {
   auto be = make(512_MiB);
   auto compute = be->create_stream();
   auto copy = be->create_stream();
@@ -295,44 +295,8 @@ TEST_CASE("host backend overlaps compute on one stream with a copy on another", 
     CHECK(first_mismatch(dev->data(), bytes, 9) == bytes);
     g->release();
   }
-
-  SECTION("wall time is clearly below the sum of compute and copy time") {
-    if (std::thread::hardware_concurrency() < 2) {
-      WARN("a single core: compute and copy engines cannot overlap here; not asserted");
-      return;
-    }
-    const auto copies_ns = [&](int n) {
-      const auto t0 = now_ns();
-      for (int i = 0; i < n; ++i)
-        be->copy_async(dev->data(), src->data(), bytes, copy_dir::h2d, *copy);
-      be->synchronize(*copy);
-      return now_ns() - t0;
-    };
-    // The compute engine spins on a core of its own, so on a busy machine the copy engine gets
-    // less CPU than when it ran alone: the compute is made several times longer than the copies
-    // and the measurement is retried, so that only a real lack of overlap fails.
-    bool overlapped = false;
-    for (int attempt = 0; attempt < 3 && !overlapped; ++attempt) {
-      int n = 1;
-      std::int64_t copy_alone_ns = copies_ns(n);
-      while (copy_alone_ns < 50'000'000 && n < 4096) copy_alone_ns = copies_ns(n *= 2);
-      const std::int64_t compute_ns = std::max<std::int64_t>(200'000'000, 4 * copy_alone_ns);
-
-      const auto t0 = now_ns();
-      be->launch_compute(*compute, compute_ns);
-      for (int i = 0; i < n; ++i)
-        be->copy_async(dev->data(), src->data(), bytes, copy_dir::h2d, *copy);
-      be->synchronize();
-      const std::int64_t together_ns = now_ns() - t0;
-      CHECK(together_ns >= compute_ns);
-      overlapped = together_ns < compute_ns + copy_alone_ns - 25'000'000;
-      UNSCOPED_INFO("attempt " << attempt << ": copies alone " << copy_alone_ns / 1'000'000
-                               << " ms, with " << compute_ns / 1'000'000 << " ms compute "
-                               << together_ns / 1'000'000 << " ms");
-    }
-    CHECK(overlapped);
-    CHECK(first_mismatch(dev->data(), bytes, 9) == bytes);
-  }
+  // How much the two overlap in time depends on what else the machine runs: the transfer-overlap
+  // scenario's verdict judges that (pinned against pageable), not this test.
 }
 
 TEST_CASE("host backend device memory is accounted exactly against its capacity",

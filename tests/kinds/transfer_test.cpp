@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
+#include <map>
 
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/units.hpp"
 #include "device/backend.hpp"
+#include "kinds/transfer/transfer_verdict.hpp"
 #include "kinds_support.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario.hpp"
@@ -39,72 +41,73 @@ const char* k_transfer_sampling = R"("sampling": {"warmup": 1, "min_samples": 5,
 
 }  // namespace
 
-TEST_CASE("pinned non_blocking copies release the caller at once; pageable ones do not",
-          "[bench][transfer][timing]") {
+// What a copy costs the caller, how much compute hides, what pinning on the fly costs: figures
+// that depend on the machine's load, so they are claims of the scenarios' verdicts
+// (scenarios/transfer-*.json, the quick suite), judged from their medians, not asserted here.
+// The semantics under them (a pinned copy only enqueues, a pageable one holds the caller, a copy
+// stream does not wait for a busy compute stream) are asserted without a clock, behind gates, in
+// tests/device/host_backend_test.cpp. Here: every figure is there, sane, and from verified data.
+
+TEST_CASE("non_blocking and blocking copies report the caller's time and the copy's",
+          "[bench][transfer]") {
   const auto r = run_transfer_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
-      "kind": "transfer", "params": {"bytes": "16MiB", "mode": "non_blocking"},
-      "matrix": {"memory": ["pinned", "pageable"]}, )") +
+      "kind": "transfer", "params": {"bytes": "4MiB"},
+      "matrix": {"memory": ["pinned", "pageable"], "mode": ["non_blocking", "blocking"]}, )") +
                                    k_transfer_sampling + "}");
-  const auto& pinned = find_case(r, "memory=pinned");
-  const auto& pageable = find_case(r, "memory=pageable");
-  REQUIRE(pinned.status == result::case_status::ok);
-  REQUIRE(pageable.status == result::case_status::ok);
-  CHECK(pinned.extra.at("verified") == true);
-  CHECK(pageable.extra.at("verified") == true);
-  // Enqueueing takes microseconds; a 16 MiB copy takes milliseconds.
-  CHECK(median_of(pinned, "host_call_time") < median_of(pinned, "copy_time") / 10);
-  // Staging through the bounce buffer holds the caller for most of the copy.
-  CHECK(median_of(pageable, "host_call_time") > median_of(pageable, "copy_time") * 0.3);
-  CHECK(median_of(pinned, "bandwidth") > 0);
+  REQUIRE(r.scenarios.at(0).cases.size() == 4);
+  for (const auto& c : r.scenarios.at(0).cases) {
+    INFO(c.id);
+    REQUIRE(c.status == result::case_status::ok);
+    CHECK(c.extra.at("verified") == true);
+    CHECK(c.extra.at("backend") == "host");
+    for (const char* metric : {"bandwidth", "copy_time", "host_call_time"}) {
+      INFO(metric);
+      const auto* m = c.find(metric);
+      REQUIRE(m != nullptr);
+      CHECK(m->samples.size() >= 5);
+      CHECK(std::all_of(m->samples.begin(), m->samples.end(), [](double v) { return v > 0; }));
+    }
+    if (c.params.at("mode") == "blocking") {
+      CHECK_THAT(c.extra.at("timing").get<std::string>(), Catch::StartsWith("host clock"));
+      // The caller's time is the copy's time there: the window that times the copies holds
+      // every call, so no sample's calls can outlast it.
+      const auto& held = c.find("host_call_time")->samples;
+      const auto& copy = c.find("copy_time")->samples;
+      REQUIRE(held.size() == copy.size());
+      for (std::size_t i = 0; i < held.size(); ++i) CHECK(held[i] <= copy[i]);
+    }
+  }
+  // The verdict speaks of the non_blocking pair, on the backend that measured it.
+  CHECK_THAT(r.scenarios.at(0).verdict, Catch::StartsWith("non_blocking 4 MiB h2d: the caller is "
+                                                          "held ") &&
+                                            Catch::EndsWith("(host backend)"));
 }
 
-TEST_CASE("blocking copies report the time the caller is held", "[bench][transfer][timing]") {
+TEST_CASE("with overlap_compute every case reports how much of the copy compute hid",
+          "[bench][transfer]") {
   const auto r = run_transfer_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
-      "kind": "transfer", "params": {"bytes": "8MiB", "mode": "blocking", "memory": "pinned"}, )") +
+      "kind": "transfer", "params": {"bytes": "4MiB", "mode": "non_blocking",
+      "overlap_compute": "5ms"}, "matrix": {"memory": ["pinned", "pageable"]}, )") +
                                    k_transfer_sampling + "}");
-  const auto& c = r.scenarios.at(0).cases.at(0);
-  REQUIRE(c.status == result::case_status::ok);
-  CHECK(median_of(c, "host_call_time") == Approx(median_of(c, "copy_time")).epsilon(0.05));
+  for (const auto& c : r.scenarios.at(0).cases) {
+    INFO(c.id);
+    REQUIRE(c.status == result::case_status::ok);
+    CHECK(c.extra.at("verified") == true);
+    const auto* overlap = c.find("overlap");
+    REQUIRE(overlap != nullptr);
+    CHECK(overlap->unit == "fraction");
+    CHECK(std::all_of(overlap->samples.begin(), overlap->samples.end(),
+                      [](double v) { return v >= 0 && v <= 1; }));
+    CHECK(c.extra.at("copy_alone_ns").get<double>() > 0);
+    CHECK(c.extra.at("compute_alone_ns").get<double>() >= 5e6);  // compute runs at least that
+  }
+  CHECK_THAT(r.scenarios.at(0).verdict, Catch::StartsWith("compute hides "));
 }
 
-TEST_CASE("compute overlaps a pinned non_blocking copy, not a pageable one",
-          "[bench][transfer][timing]") {
-  if (std::thread::hardware_concurrency() < 2) {
-    WARN("one CPU: the host backend cannot overlap copy and compute here");
-    return;
-  }
-  // Overlap on the host backend needs two cores at once (engine thread and compute thread).
-  // Another process on a shared 2-core machine can take one at any moment, which hides overlap
-  // that is there (pinned) or fakes some that is not (pageable, timed on the host clock). So up
-  // to three attempts, each kind judged by its best one: pinned can overlap, pageable cannot.
-  double pinned_overlap = 0, pageable_overlap = 1;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    const auto r = run_transfer_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
-        "kind": "transfer", "params": {"bytes": "16MiB", "mode": "non_blocking",
-        "overlap_compute": "20ms"}, "matrix": {"memory": ["pinned", "pageable"]}, )") +
-                                     k_transfer_sampling + "}");
-    const auto& pinned = find_case(r, "memory=pinned");
-    const auto& pageable = find_case(r, "memory=pageable");
-    REQUIRE(pinned.status == result::case_status::ok);
-    REQUIRE(pageable.status == result::case_status::ok);
-    pinned_overlap = std::max(pinned_overlap, median_of(pinned, "overlap"));
-    pageable_overlap = std::min(pageable_overlap, median_of(pageable, "overlap"));
-    if (pinned_overlap > 0.5 && pageable_overlap < 0.3) break;  // clear at once: no retry
-    WARN("attempt " << attempt + 1 << ": pinned overlap " << median_of(pinned, "overlap")
-                    << ", pageable " << median_of(pageable, "overlap"));
-  }
-  // Seen here on an idle 2-core VM: pinned 0.95-0.98, pageable 0.32-0.36 in every attempt (the
-  // host clock counts the engine thread's hand-off as overlap), so the bound on pageable is
-  // loose and the claim is carried by the gap between the two.
-  CHECK(pinned_overlap > 0.5);
-  CHECK(pageable_overlap < 0.5);
-  CHECK(pageable_overlap + 0.3 < pinned_overlap);
-}
-
-TEST_CASE("pinning on the fly reports its cost and is slower than a pinned source",
-          "[bench][transfer][timing]") {
+TEST_CASE("pinning on the fly reports the time spent pinning, a pinned source none",
+          "[bench][transfer]") {
   const auto r = run_transfer_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
-      "kind": "transfer", "params": {"bytes": "16MiB"},
+      "kind": "transfer", "params": {"bytes": "4MiB"},
       "matrix": {"memory": ["pinned", "pin_on_the_fly"], "direction": ["h2d", "d2h"]}, )") +
                                    k_transfer_sampling + "}");
   for (const auto* dir : {"h2d", "d2h"}) {
@@ -116,8 +119,8 @@ TEST_CASE("pinning on the fly reports its cost and is slower than a pinned sourc
     REQUIRE(otf.find("pin_time") != nullptr);
     CHECK(median_of(otf, "pin_time") > 0);
     CHECK(pinned.find("pin_time") == nullptr);
-    CHECK(median_of(otf, "bandwidth") < median_of(pinned, "bandwidth"));
   }
+  CHECK_THAT(r.scenarios.at(0).verdict, Catch::Contains("pin_on_the_fly 4 MiB "));
 }
 
 TEST_CASE("every memory kind and direction moves intact data", "[bench][transfer]") {
@@ -279,5 +282,85 @@ TEST_CASE("run --repeat measures every case in each round; samples keep their ro
     CHECK(bw->samples.size() == 9);
     CHECK(bw->rounds == std::vector<std::uint32_t>{0, 0, 0, 1, 1, 1, 2, 2, 2});
     CHECK_FALSE(bw->deterministic);
+  }
+}
+
+namespace {
+
+// A transfer case as the engine records one, with one median per metric.
+result::case_result transfer_case(const std::string& memory, const nlohmann::json& others,
+                                  const std::map<std::string, double>& medians) {
+  result::case_result c;
+  c.id = "memory=" + memory;
+  c.params = others;
+  c.params["memory"] = memory;
+  c.extra = {{"backend", "host"}, {"bytes_per_copy", 32u << 20}};
+  for (const auto& [name, value] : medians)
+    c.add(name, "", result::direction::none).samples = {value, value, value};
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("transfer: the verdict judges pinning from the medians of cases that differ in memory",
+          "[transfer]") {
+  const nlohmann::json async = {{"direction", "h2d"}, {"mode", "non_blocking"}};
+  result::scenario_result s;
+  SECTION("the caller's time, non_blocking") {
+    s.cases = {transfer_case("pinned", async,
+                             {{"bandwidth", 20}, {"copy_time", 1e6}, {"host_call_time", 1e4}}),
+               transfer_case("pageable", async,
+                             {{"bandwidth", 9}, {"copy_time", 2e6}, {"host_call_time", 1.7e6}})};
+    CHECK(kinds::transfer::verdict(s) ==
+          "non_blocking 32 MiB h2d: the caller is held 1% of a pinned copy, 85% of a pageable one: "
+          "only pinned memory leaves the host free (host backend)");
+    // Blocking cases say nothing of it: the caller is held by design there.
+    for (auto& c : s.cases) c.params["mode"] = "blocking";
+    CHECK_THAT(kinds::transfer::verdict(s), Catch::StartsWith("fastest: memory=pinned at 20.00 GB/s"));
+  }
+  SECTION("a gap below 20 points is no clear difference") {
+    s.cases = {transfer_case("pinned", async,
+                             {{"bandwidth", 20}, {"copy_time", 1e6}, {"host_call_time", 5e5}}),
+               transfer_case("pageable", async,
+                             {{"bandwidth", 19}, {"copy_time", 1e6}, {"host_call_time", 6e5}})};
+    CHECK_THAT(kinds::transfer::verdict(s), Catch::Contains("50% of a pinned copy, 60% of a "
+                                                            "pageable one: no clear difference"));
+  }
+  SECTION("overlap with compute") {
+    const auto with = [&](const std::string& memory, double overlap) {
+      return transfer_case(memory, async,
+                           {{"bandwidth", 10}, {"copy_time", 1e6}, {"host_call_time", 1e3},
+                            {"overlap", overlap}});
+    };
+    s.cases = {with("pageable", 0.33), with("pinned", 0.97), with("registered", 0.9)};
+    CHECK(kinds::transfer::verdict(s) ==
+          "compute hides 97% of a pinned 32 MiB h2d copy, 33% of a pageable one: pin to overlap "
+          "copies with compute (host backend)");
+    s.cases[0].add("overlap", "", result::direction::none).samples.assign(3, 0.9);
+    CHECK_THAT(kinds::transfer::verdict(s), Catch::Contains("no clear gain from pinning here"));
+  }
+  SECTION("pinning on the fly, the largest copies speaking") {
+    const auto with = [&](const std::string& memory, std::uint64_t bytes, double gbps,
+                          double pin_ns) {
+      std::map<std::string, double> m{{"bandwidth", gbps}, {"copy_time", 1e6},
+                                      {"host_call_time", 1e6}};
+      if (pin_ns > 0) m["pin_time"] = pin_ns;
+      auto c = transfer_case(memory, {{"direction", "h2d"}, {"bytes", format_bytes(bytes)}}, m);
+      c.extra["bytes_per_copy"] = bytes;
+      return c;
+    };
+    s.cases = {with("pinned", 1u << 20, 10, 0), with("pin_on_the_fly", 1u << 20, 9, 5e4),
+               with("pinned", 32u << 20, 20, 0), with("pin_on_the_fly", 32u << 20, 8, 2.5e6)};
+    CHECK(kinds::transfer::verdict(s) ==
+          "pin_on_the_fly 32 MiB h2d: 8.00 GB/s, 0.40x a pinned source's (2.50 ms per copy spent "
+          "pinning): pin the buffer once, not per copy (host backend)");
+  }
+  SECTION("failed cases and cases without figures give no verdict") {
+    s.cases = {transfer_case("pinned", async, {{"bandwidth", 20}})};
+    CHECK(kinds::transfer::verdict(s).empty());
+    s.cases = {transfer_case("pinned", async,
+                             {{"bandwidth", 20}, {"copy_time", 1e6}, {"host_call_time", 1e4}})};
+    s.cases[0].status = result::case_status::error;
+    CHECK(kinds::transfer::verdict(s).empty());
   }
 }

@@ -23,12 +23,6 @@ struct point {
   std::optional<double> overlap;
 };
 
-std::optional<double> median_of(const result::case_result& c, const char* metric) {
-  const result::metric* m = c.find(metric);
-  if (m == nullptr || m->samples.empty()) return std::nullopt;
-  return result::finite_summary(*m).median;
-}
-
 std::string bytes(double v) {
   return format_bytes(static_cast<std::uint64_t>(std::max(v, 0.0)));
 }
@@ -48,7 +42,7 @@ std::string verdict(const result::scenario_result& s) {
   std::vector<point> pts;
   for (const auto& c : s.cases) {
     if (c.status != result::case_status::ok) continue;
-    const auto sps = median_of(c, "samples_per_s");
+    const auto sps = result::finite_median(c, "samples_per_s");
     if (!sps) continue;
     point p;
     p.c = &c;
@@ -56,8 +50,8 @@ std::string verdict(const result::scenario_result& s) {
     p.mode = p.others["mode"];
     p.others.erase("mode");
     p.samples_per_s = *sps;
-    p.extra_bytes = median_of(c, "device0_extra_memory").value_or(0);
-    p.overlap = median_of(c, "comm_overlap");
+    p.extra_bytes = result::finite_median(c, "device0_extra_memory").value_or(0);
+    p.overlap = result::finite_median(c, "comm_overlap");
     pts.push_back(std::move(p));
   }
   if (pts.empty()) return {};

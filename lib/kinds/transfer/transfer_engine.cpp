@@ -15,6 +15,7 @@
 #include "core/sysinfo.hpp"
 #include "core/units.hpp"
 #include "kinds/transfer/transfer_params.hpp"
+#include "kinds/transfer/transfer_verdict.hpp"
 #include "measure/protocol.hpp"
 
 namespace pinbench::kinds::transfer {
@@ -380,6 +381,7 @@ class transfer_engine final : public measure::engine {
            return gbps;
          }});
 
+    r.extra["backend"] = std::string(ctx.dev.name());
     r.extra["bytes_per_copy"] = p.bytes;
     r.extra["copies_per_sample"] = p.copies;
     const std::string batch = p.copies == 1 ? std::string("one copy")
@@ -410,6 +412,10 @@ class transfer_engine final : public measure::engine {
       }
     }
     return r;
+  }
+
+  [[nodiscard]] std::string verdict(const result::scenario_result& s) const override {
+    return kinds::transfer::verdict(s);
   }
 };
 
