@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "core/version.hpp"
 #include "kinds/registry.hpp"
 
@@ -82,8 +83,9 @@ int run_cli(int argc, char** argv) {
     std::fprintf(stderr, "pinbench: error: %s\n", e.what());
     return exit_environment;
   } catch (const interrupted_error&) {
-    std::fprintf(stderr, "pinbench: interrupted\n");
-    return exit_interrupted;
+    std::fprintf(stderr, "pinbench: interrupted (%s)\n",
+                 *interrupt_signal_name() != '\0' ? interrupt_signal_name() : "SIGINT");
+    return interrupted_exit_code();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "pinbench: error: out of host memory\n");
     return exit_case_failed;

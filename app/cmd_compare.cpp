@@ -24,6 +24,7 @@ struct compare_args {
   std::string fail_on = "regression";
   bool strict = false;
   bool allow_env_mismatch = false;
+  bool allow_empty = false;
   std::string format = "table";
   std::string out, junit, md, html;
   std::uint64_t seed = 1;
@@ -48,6 +49,7 @@ gate::options read_options(const compare_args& a) {
     o.fail = gate::fail_on::inconclusive;
   }
   o.allow_env_mismatch = a.allow_env_mismatch;
+  o.allow_empty = a.allow_empty;
   o.seed = a.seed;
   o.confidence = a.confidence;
   o.resamples = a.resamples;
@@ -106,6 +108,22 @@ int compare(const compare_args& a) {
   const gate::options opts = read_options(a);
   if (a.out == "-" && a.html == "-")
     throw input_error({}, "--html", "--out and --html cannot both write to stdout ('-')");
+  // Every file read, a folder's results included: no output may replace one.
+  std::vector<named_file> inputs;
+  const auto add_inputs = [&inputs](const std::string& path, const char* role) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec)) {
+      inputs.push_back({role, path});
+      return;
+    }
+    for (const auto& entry : std::filesystem::directory_iterator(path, ec))
+      if (entry.path().extension() == ".json") inputs.push_back({role, entry.path().string()});
+  };
+  add_inputs(a.base, "the baseline");
+  for (const auto& b : a.more_base) add_inputs(b, "the baseline");
+  add_inputs(a.current, "the current result");
+  check_distinct_files(
+      inputs, {{"--out", a.out}, {"--md", a.md}, {"--junit", a.junit}, {"--html", a.html}});
   for (const auto* path : {&a.out, &a.md, &a.junit, &a.html})
     if (!path->empty()) check_writable(*path);
 
@@ -180,6 +198,9 @@ runner add_compare(CLI::App& app) {
   sub->add_flag("--strict", a->strict, "Same as --fail-on inconclusive");
   sub->add_flag("--allow-env-mismatch", a->allow_env_mismatch,
                 "Compare results from different backends or devices (with a warning)");
+  sub->add_flag("--allow-empty", a->allow_empty,
+                "Pass when nothing gated was compared (no case or gated metric in common); "
+                "by default that exits 3, so that a renamed scenario cannot slip through a gate");
   sub->add_option("--format", a->format, "What stdout shows: table, json, md")
       ->check(CLI::IsMember({"table", "json", "md"}))
       ->capture_default_str();

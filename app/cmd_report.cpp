@@ -31,6 +31,8 @@ int report(const report_args& a) {
                             {"--csv", a.csv, report::to_csv}};
 
   // Every output is checked before anything is written: a bad path writes nothing.
+  check_distinct_files({{"the result", a.input}},
+                       {{"--html", a.html}, {"--md", a.md}, {"--csv", a.csv}});
   int to_stdout = a.table ? 1 : 0;
   for (const auto& o : outputs) {
     if (o.path.empty()) continue;

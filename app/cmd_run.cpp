@@ -1,10 +1,11 @@
 // `pinbench run`: validate every input, then measure, then report (table, JSON, CSV, Markdown).
+#include <unistd.h>
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <string_view>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -173,19 +174,58 @@ bool save(const std::string& path, const std::string& content, const char* what)
   }
 }
 
-// Under a launch: how long a rank waits for the others when they first meet (loading the
-// inputs and opening the device may take a while on a busy node).
-constexpr dist::timeout first_meeting{std::chrono::minutes(2)};
+// Under a launch: how long a rank waits for the others when they first meet (rendezvous,
+// connect, the first message): --rank-timeout, or two minutes (loading the inputs and opening
+// the device may take a while on a busy node).
+dist::timeout first_meeting(const run_args& a) {
+  if (a.rank_timeout_s > 0)
+    return dist::timeout(static_cast<std::int64_t>(a.rank_timeout_s * 1000));
+  return std::chrono::minutes(2);
+}
+
+// The scenario files a run reads (built-ins are not files): what no output may replace.
+std::vector<named_file> input_files(const run_args& a) {
+  namespace fs = std::filesystem;
+  std::vector<named_file> files;
+  for (const auto& in : a.inputs) {
+    if (in.starts_with("builtin:")) continue;
+    std::error_code ec;
+    if (!fs::is_directory(in, ec)) {
+      files.push_back({"the scenario file", in});
+      continue;
+    }
+    for (const auto& entry : fs::directory_iterator(in, ec))
+      if (entry.path().extension() == ".json")
+        files.push_back({"the scenario file", entry.path().string()});
+  }
+  return files;
+}
 
 int run_here(const run_args& a, const dist::launch_info& launch, dist::communicator& world);
 
+// After a loss, which rank writes what was measured: rank 0, or rank 1 when rank 0 is the one
+// lost; none when rank 0 stopped the launch (it writes).
+bool writes_after_loss(int rank, const nlohmann::json& lost_rank) {
+  if (lost_rank.value("stopped_by_lead", false)) return false;
+  const auto r = lost_rank.find("rank");
+  const bool lead_lost = r != lost_rank.end() && r->is_number_integer() && r->get<int>() == 0;
+  return rank == (lead_lost ? 1 : 0);
+}
+
 int run(const run_args& a) {
-  // From here on Ctrl-C keeps what was measured: even during loading it leads to exit 130
-  // with a (then empty) result, never to a process killed halfway through a write.
+  // From here on Ctrl-C, SIGTERM and SIGHUP keep what was measured: even during loading they
+  // lead to exit 128 + the signal with a (then empty) result, never to a process killed
+  // halfway through a write.
   install_interrupt_handler();
   // A malformed launcher environment is bad input (exit 2), found before anything else.
   const auto launch = dist::detect_launch();
-  const auto world = dist::connect(launch, first_meeting);
+  std::unique_ptr<dist::communicator> world;
+  try {
+    world = dist::connect(launch, first_meeting(a));
+  } catch (const dist::rank_lost_error& e) {
+    std::fprintf(stderr, "pinbench: error: %s\n", e.what());
+    return exit_environment;
+  }
   try {
     return run_here(a, launch, *world);
   } catch (const dist::rank_lost_error& e) {
@@ -205,9 +245,10 @@ int run_here(const run_args& a, const dist::launch_info& launch, dist::communica
   for (const auto& s : scenarios) scenario::check_overrides(s, overrides);
   std::size_t total = 0;
   for (const auto& s : scenarios) total += scenario::expand(s, overrides, a.max_cases).size();
-  if (lead && !a.out.empty()) check_writable(a.out);
   if (a.snapshot == "-")
     throw input_error({}, "--snapshot", "expected a file path (snapshots are too big for stdout)");
+  check_distinct_files(input_files(a), {{"--out", a.out}, {"--snapshot", a.snapshot}});
+  if (lead && !a.out.empty()) check_writable(a.out);
   if (lead && !a.snapshot.empty()) check_writable(a.snapshot);
   if (launched && a.repeat > 1 && a.rounds_in == "processes" && !a.round)
     throw input_error({}, "--rounds-in",
@@ -261,7 +302,7 @@ int run_here(const run_args& a, const dist::launch_info& launch, dist::communica
     // a collective would wait for a partner that never comes: refuse before anything runs.
     const nlohmann::json settings{backend_name, a.seed, a.repeat, a.host_faults, a.host_capacity};
     run::check_same_inputs(world, run::run_fingerprint(scenarios, overrides, settings, a.max_cases),
-                           first_meeting);
+                           first_meeting(a));
   }
 
   if (!quiet)
@@ -301,14 +342,36 @@ int run_here(const run_args& a, const dist::launch_info& launch, dist::communica
   }
   if (launched) {
     result.process = process_block();
-    result = run::gather_ranks(world, result, run::rank_entry(launch, result.environment),
-                               run::rank_timeout_of(scenarios, ro));
+    const auto entry = run::rank_entry(launch, result.environment);
+    if (result.lost_rank.is_null()) {
+      try {
+        result = run::gather_ranks(world, result, entry, run::rank_timeout_of(scenarios, ro));
+      } catch (const dist::rank_lost_error& e) {
+        result.lost_rank = run::lost_rank_json(e);
+      }
+    }
+    // After a loss the ranks cannot meet again: the result is this rank's own cases.
+    if (!result.lost_rank.is_null()) result = run::merge_ranks({result}, {entry});
     result.command_line = command_line();
   }
-  // A Ctrl-C after the last case still says "interrupted" by its exit code; the result is whole.
+  // A signal after the last case still says "interrupted" by its exit code; the result is whole.
   const bool interrupted = result.interrupted || interrupt_requested();
-  // Rank 0 reports for every rank; the others' exit code says how their own cases went.
-  if (!lead) return interrupted ? exit_interrupted : (result.any_failed() ? exit_case_failed : exit_ok);
+  if (interrupted && result.interrupted_by.empty()) result.interrupted_by = interrupt_signal_name();
+  const bool lost = !result.lost_rank.is_null();
+  // Rank 0 reports for every rank; the others' exit code says how their own cases went. After
+  // a loss, the rank that writes is rank 0, or rank 1 when rank 0 is the one lost.
+  const bool writer = lost ? writes_after_loss(world.rank(), result.lost_rank) : lead;
+  if (lost && writer)
+    world.stop_others("rank " + std::to_string(world.rank()) + " writes the result");
+  if (!writer) {
+    if (lost) {
+      std::fprintf(stderr, "pinbench: error: %s\n",
+                   result.lost_rank.value("message", std::string()).c_str());
+      return exit_environment;
+    }
+    return interrupted ? interrupted_exit_code()
+                       : (result.any_failed() ? exit_case_failed : exit_ok);
+  }
 
   // The table first: if the result file cannot be written, what was measured is still shown.
   // With --out - the JSON goes to stdout and replaces the table.
@@ -335,11 +398,22 @@ int run_here(const run_args& a, const dist::launch_info& launch, dist::communica
       saved = false;
     }
   }
+  if (lost) {
+    // The others may still wait in a call: end the whole launch (MPI_Abort; tcp: they were told).
+    world.abort(
+        exit_environment,
+        fmt::format(
+            "pinbench: error: {}: {}", result.lost_rank.value("message", std::string()),
+            saved && !a.out.empty()
+                ? fmt::format("rank {} wrote the cases it completed to {}", world.rank(), a.out)
+                : std::string("what this rank measured is in the table above")));
+  }
   if (interrupted) {
-    std::fprintf(stderr, "pinbench: interrupted: %s\n",
+    std::fprintf(stderr, "pinbench: interrupted by %s: %s\n",
+                 result.interrupted_by.empty() ? "another rank" : result.interrupted_by.c_str(),
                  saved ? "the result holds every case completed so far"
                        : "what was measured is in the table above");
-    return exit_interrupted;
+    return interrupted_exit_code();
   }
   if (!saved) return exit_environment;
   return result.any_failed() ? exit_case_failed : exit_ok;

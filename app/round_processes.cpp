@@ -69,7 +69,8 @@ pid_t spawn(const std::vector<std::string>& args) {
   return pid;
 }
 
-// Waits for the round, passing a Ctrl-C on to it once. Returns its exit code (128 + signal).
+// Waits for the round, passing a stop signal (Ctrl-C, SIGTERM, SIGHUP) on to it once. Returns its
+// exit code (128 + signal).
 int wait_for(pid_t pid) {
   bool forwarded = false;
   for (;;) {
@@ -83,7 +84,7 @@ int wait_for(pid_t pid) {
     if (done < 0 && errno != EINTR)
       throw environment_error(std::string("lost a round's process: ") + std::strerror(errno));
     if (!forwarded && interrupt_requested()) {
-      ::kill(pid, SIGINT);
+      ::kill(pid, interrupt_signal());
       forwarded = true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -111,20 +112,28 @@ result::run_result run_rounds_in_processes(const round_process_plan& plan) {
     }
     const std::int64_t t0 = now_ns();
     const int code = wait_for(spawn(args));
-    // 0 and 1 (a failed case) leave a whole result; 130 one with what the round completed.
-    if (code != 0 && code != 1 && code != exit_interrupted)
+    // 0 and 1 (a failed case) leave a whole result; 130, 143 or 129 (a stop signal) one with
+    // what the round completed.
+    const bool stopped = is_interrupted_exit_code(code);
+    if (code != 0 && code != 1 && !stopped)
       throw environment_error(fmt::format(
           "round {} of {} (a pinbench process of its own) exited with {}{}", r + 1, plan.rounds,
           code, code == exit_input ? ": an input error the first check missed" : ""));
-    if (!fs::exists(out))
+    if (!fs::exists(out)) {
+      // A round ended by the signal before it could install its handler has nothing to keep.
+      if (stopped) {
+        interrupted = true;
+        break;
+      }
       throw environment_error(fmt::format("round {} of {} wrote no result", r + 1, plan.rounds));
+    }
     rounds.push_back(result::read_result_file(out));
-    interrupted = interrupted || rounds.back().interrupted || code == exit_interrupted;
+    interrupted = interrupted || rounds.back().interrupted || stopped;
     if (!plan.quiet)
       std::fprintf(stderr, "pinbench: round %u of %u (its own process): %s (%.1f s)\n", r + 1,
-                   plan.rounds, code == exit_interrupted ? "interrupted" : "done",
+                   plan.rounds, stopped ? "interrupted" : "done",
                    static_cast<double>(now_ns() - t0) / 1e9);
-    if (code == exit_interrupted) break;
+    if (stopped) break;
   }
   if (rounds.empty()) {
     result::run_result none;

@@ -9,6 +9,12 @@
 #include <string>
 #include <unistd.h>
 
+#include <atomic>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 
@@ -35,41 +41,73 @@ std::filesystem::path parent_or_dot(const std::filesystem::path& p) {
   return dir.empty() ? std::filesystem::path(".") : dir;
 }
 
+// Creates a new file in `dir` named after `base` (".base.tmp.PID.N"), mode 0666 less the
+// umask, as any new file of this user would be. Returns the descriptor (-1 with errno set).
+int create_beside(const std::filesystem::path& dir, const std::string& base, std::string& name) {
+  static std::atomic<std::uint64_t> counter{0};
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    name = (dir / fmt::format(".{}.tmp.{}.{}", base, ::getpid(),
+                              counter.fetch_add(1) ^ static_cast<std::uint64_t>(now_ns())))
+               .string();
+    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  return -1;
+}
+
+// Why an existing regular file is not replaced ("" when it may be): the user may not write
+// it, or nobody may (mode without a write bit: a file kept read-only on purpose, which even
+// root's pinbench leaves alone).
+std::string why_not_replaceable(const std::filesystem::path& path, const struct stat& st) {
+  if ((st.st_mode & 0222) == 0 || ::access(path.c_str(), W_OK) != 0)
+    return fmt::format("read-only (mode {:04o}): pinbench does not replace a file it may not write",
+                       st.st_mode & 07777);
+  return {};
+}
+
 }  // namespace
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view content) {
   if (path == "-") {
-    if (!write_all(STDOUT_FILENO, content)) throw error("stdout: write failed: " + errno_text(errno));
+    if (!write_all(STDOUT_FILENO, content))
+      throw save_error("stdout: write failed: " + errno_text(errno));
     return;
   }
+  struct stat target {};
+  const bool exists = ::stat(path.c_str(), &target) == 0;
   // A device or a pipe (/dev/stdout, /dev/null, a FIFO) is written in place: renaming a file
   // over it would replace the device node, not write to it.
-  if (std::error_code ec; std::filesystem::exists(path, ec) &&
-                          !std::filesystem::is_regular_file(path, ec)) {
+  if (exists && !S_ISREG(target.st_mode)) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0) throw error(path.string() + ": cannot open: " + errno_text(errno));
+    if (fd < 0) throw save_error(path.string() + ": cannot open: " + errno_text(errno));
     int err = write_all(fd, content) ? 0 : errno;
     if (::close(fd) != 0 && err == 0) err = errno;
-    if (err != 0) throw error(path.string() + ": write failed: " + errno_text(err));
+    if (err != 0) throw save_error(path.string() + ": write failed: " + errno_text(err));
     return;
   }
+  if (exists) {
+    if (const std::string why = why_not_replaceable(path, target); !why.empty())
+      throw save_error(path.string() + ": " + why);
+  }
   const auto dir = parent_or_dot(path);
-  // Built by appending: GCC 12 at -O3 reports a false -Wrestrict for "literal" + std::string.
-  std::string name = ".";
-  name += path.filename().string();
-  name += ".tmp.XXXXXX";
-  std::string tmpl = (dir / name).string();
-  const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) throw error(path.string() + ": cannot create a temporary file: " + errno_text(errno));
+  std::string tmp;
+  const int fd = create_beside(dir, path.filename().string(), tmp);
+  if (fd < 0)
+    throw save_error(path.string() + ": cannot create a temporary file: " + errno_text(errno));
   int err = 0;
   if (!write_all(fd, content)) err = errno;
   if (err == 0 && ::fsync(fd) != 0) err = errno;
-  if (err == 0) ::fchmod(fd, 0644);
+  if (err == 0 && exists) {
+    // The new file is the old one's: same mode (a private result stays private), and the same
+    // owner where this process may give it (root replacing a user's file).
+    if (::fchmod(fd, target.st_mode & 07777) != 0) err = errno;
+    (void)!::fchown(fd, target.st_uid, target.st_gid);
+  }
   if (::close(fd) != 0 && err == 0) err = errno;
-  if (err == 0 && ::rename(tmpl.c_str(), path.c_str()) != 0) err = errno;
+  if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
   if (err != 0) {
-    ::unlink(tmpl.c_str());
-    throw error(path.string() + ": write failed: " + errno_text(err));
+    ::unlink(tmp.c_str());
+    throw save_error(path.string() + ": write failed: " + errno_text(err));
   }
 }
 
@@ -79,7 +117,9 @@ void check_writable(const std::filesystem::path& path) {
   if (std::filesystem::is_directory(path, ec))
     throw input_error(path.string(), {}, "is a directory, expected a file path");
   const auto dir = parent_or_dot(path);
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
+  struct stat target {};
+  const bool exists = ::stat(path.c_str(), &target) == 0;
+  if (exists && !S_ISREG(target.st_mode)) {
     // A device or a pipe is written in place (see write_file_atomic).
     if (::access(path.c_str(), W_OK) != 0)
       throw input_error(path.string(), {}, "cannot write: " + errno_text(errno));
@@ -90,14 +130,60 @@ void check_writable(const std::filesystem::path& path) {
                       "cannot write: " + dir.string() +
                           (std::filesystem::exists(dir, ec) ? " is not a directory"
                                                             : " does not exist"));
-  std::string tmpl = (dir / ".pinbench-write-check.XXXXXX").string();
-  const int fd = ::mkstemp(tmpl.data());
+  if (exists) {
+    if (const std::string why = why_not_replaceable(path, target); !why.empty())
+      throw input_error(path.string(), {}, why);
+  }
+  std::string tmp;
+  const int fd = create_beside(dir, ".pinbench-write-check", tmp);
   if (fd < 0) throw input_error(path.string(), {}, "cannot write: " + errno_text(errno));
   ::close(fd);
-  ::unlink(tmpl.c_str());
-  if (std::filesystem::exists(path, ec) && ::access(path.c_str(), W_OK) != 0 &&
-      ::access(dir.c_str(), W_OK) != 0)
-    throw input_error(path.string(), {}, "cannot write: " + errno_text(errno));
+  ::unlink(tmp.c_str());
+}
+
+void check_distinct_files(const std::vector<named_file>& inputs,
+                          const std::vector<named_file>& outputs) {
+  namespace fs = std::filesystem;
+  struct seen {
+    const named_file* file;
+    bool is_input;
+    bool exists;
+    dev_t device;
+    ino_t inode;
+    fs::path absolute;  ///< for a file not there yet: where it will be
+  };
+  std::vector<seen> files;
+  const auto add = [&](const named_file& f, bool is_input) {
+    if (f.path.empty() || f.path == "-") return;
+    struct stat st {};
+    const bool exists = ::stat(f.path.c_str(), &st) == 0;
+    // Devices and pipes (/dev/null, /dev/stdout) are written in place; two outputs may share
+    // one, and none of them can be an input that a write would destroy.
+    if (exists && !S_ISREG(st.st_mode)) return;
+    if (!exists && is_input) return;
+    std::error_code ec;
+    fs::path absolute = fs::weakly_canonical(fs::absolute(f.path, ec), ec);
+    files.push_back({&f, is_input, exists, exists ? st.st_dev : dev_t{},
+                     exists ? st.st_ino : ino_t{}, std::move(absolute)});
+  };
+  for (const auto& f : inputs) add(f, true);
+  for (const auto& f : outputs) add(f, false);
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (files[i].is_input) continue;
+    for (std::size_t k = 0; k < i; ++k) {
+      const auto& out = files[i];
+      const auto& other = files[k];
+      const bool same = out.exists && other.exists
+                            ? out.device == other.device && out.inode == other.inode
+                            : !out.exists && !other.exists && !out.absolute.empty() &&
+                                  out.absolute == other.absolute;
+      if (!same) continue;
+      throw input_error(fmt::format("{} {} is also {} {}: {}", out.file->role, out.file->path,
+                                    other.file->role, other.file->path,
+                                    other.is_input ? "an output never replaces an input"
+                                                   : "two outputs cannot share a file"));
+    }
+  }
 }
 
 std::string read_file(const std::filesystem::path& path, std::uint64_t max_bytes) {

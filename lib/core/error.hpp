@@ -12,7 +12,7 @@ enum exit_code : int {
   exit_case_failed = 1,   ///< a case failed (run) or a gated regression (compare)
   exit_input = 2,         ///< usage or input error: nothing was run
   exit_environment = 3,   ///< backend unavailable, incomparable results, a result not saved
-  exit_interrupted = 130  ///< SIGINT: what was measured is kept
+  exit_interrupted = 130  ///< SIGINT (SIGTERM 143, SIGHUP 129): what was measured is kept
 };
 
 /// Base of every error pinbench throws on purpose.
@@ -41,6 +41,13 @@ class environment_error : public error {
   using error::error;
 };
 
+/// What was measured or computed could not be saved (disk full, a file-size limit, a file the
+/// user may not write). Exit 3, in every command.
+class save_error : public environment_error {
+ public:
+  using environment_error::environment_error;
+};
+
 /// A device (or host-backend capacity) allocation failed. Inside a workload this is a result.
 class out_of_memory : public error {
  public:
@@ -66,7 +73,7 @@ class unsupported_error : public error {
   using error::error;
 };
 
-/// Work stopped because the user pressed Ctrl-C.
+/// Work stopped on request: Ctrl-C, SIGTERM or SIGHUP (core/interrupt.hpp).
 class interrupted_error : public error {
  public:
   interrupted_error() : error("interrupted") {}

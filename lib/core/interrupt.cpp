@@ -9,24 +9,62 @@
 namespace pinbench {
 
 namespace {
-std::atomic<int> g_interrupts{0};
+// The first stop signal's number; 0 while none arrived. Only lock-free atomics in the handler.
+std::atomic<int> g_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 
-extern "C" void on_sigint(int) {
-  if (g_interrupts.fetch_add(1) >= 1) ::_exit(exit_interrupted);
+// The first signal asks to stop. Only a second Ctrl-C ends the process at once: SIGTERM and
+// SIGHUP often come twice on their own (`timeout` signals the process and then its group,
+// Slurm every process of the step), and whoever wants it dead at once sends SIGKILL.
+extern "C" void on_stop_signal(int signo) {
+  int none = 0;
+  if (!g_signal.compare_exchange_strong(none, signo) && signo == SIGINT) ::_exit(128 + signo);
 }
 }  // namespace
 
 void install_interrupt_handler() {
   struct sigaction sa {};
-  sa.sa_handler = on_sigint;
+  sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0;
-  ::sigaction(SIGINT, &sa, nullptr);
+  for (const int signo : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signo, &sa, nullptr);
 }
 
-bool interrupt_requested() noexcept { return g_interrupts.load(std::memory_order_relaxed) > 0; }
-void request_interrupt() noexcept { g_interrupts.store(1); }
-void clear_interrupt() noexcept { g_interrupts.store(0); }
+bool interrupt_requested() noexcept {
+  return g_signal.load(std::memory_order_relaxed) != 0;
+}
+int interrupt_signal() noexcept {
+  return g_signal.load(std::memory_order_relaxed);
+}
+
+const char* interrupt_signal_name() noexcept {
+  switch (interrupt_signal()) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    default:
+      return "";
+  }
+}
+
+int interrupted_exit_code() noexcept {
+  const int signo = interrupt_signal();
+  return 128 + (signo == 0 ? SIGINT : signo);
+}
+
+bool is_interrupted_exit_code(int code) noexcept {
+  return code == 128 + SIGINT || code == 128 + SIGTERM || code == 128 + SIGHUP;
+}
+
+void request_interrupt(int signal) noexcept {
+  g_signal.store(signal == 0 ? SIGINT : signal);
+}
+void clear_interrupt() noexcept {
+  g_signal.store(0);
+}
 
 void throw_if_interrupted() {
   if (interrupt_requested()) throw interrupted_error();

@@ -1,15 +1,33 @@
-// Ctrl-C handling: the first SIGINT asks running work to stop and keep what it measured.
+// Stop requests: Ctrl-C (SIGINT), SIGTERM (timeout, Slurm's time limit, CI cancellation, a
+// launcher's abort) and SIGHUP (a closed terminal) all ask running work to stop and keep what
+// it measured.
 #pragma once
 
 namespace pinbench {
 
-/// Installs a SIGINT handler that sets the flag below. A second SIGINT exits at once (130).
+/// Installs one handler for SIGINT, SIGTERM and SIGHUP that records the first signal. A second
+/// Ctrl-C ends the process at once (130); a repeated SIGTERM or SIGHUP does not (they often
+/// come twice on their own).
 void install_interrupt_handler();
 
-/// True once SIGINT arrived (or request_interrupt() was called, in tests).
+/// True once a stop signal arrived (or request_interrupt() was called, in tests).
 [[nodiscard]] bool interrupt_requested() noexcept;
 
-void request_interrupt() noexcept;
+/// The signal that asked to stop (SIGINT for request_interrupt()); 0 when none did.
+[[nodiscard]] int interrupt_signal() noexcept;
+
+/// "SIGINT", "SIGTERM" or "SIGHUP" for interrupt_signal(); "" when none arrived.
+[[nodiscard]] const char* interrupt_signal_name() noexcept;
+
+/// The exit code of a run that stopped on request: 128 + the signal (130 for Ctrl-C, 143 for
+/// SIGTERM, 129 for SIGHUP), as a shell reports a process the signal ended.
+[[nodiscard]] int interrupted_exit_code() noexcept;
+
+/// True for an exit code interrupted_exit_code() can return (a child that stopped on request).
+[[nodiscard]] bool is_interrupted_exit_code(int code) noexcept;
+
+/// Asks to stop as `signal` would (SIGINT when not given).
+void request_interrupt(int signal = 0) noexcept;
 void clear_interrupt() noexcept;
 
 /// Throws interrupted_error when an interrupt was requested.

@@ -19,7 +19,17 @@ namespace pinbench::dist {
 /// Another rank did not answer in time, or its connection broke. The run cannot go on.
 class rank_lost_error : public error {
  public:
-  using error::error;
+  /// `lost`: the rank that is missing when the transport can tell (-1: it cannot, as MPI's
+  /// collectives cannot); `stopped_by_lead`: not a loss seen here but rank 0 stopping the
+  /// launch after one (communicator::stop_others), so this rank keeps quiet.
+  explicit rank_lost_error(const std::string& what, int lost = -1, bool stopped_by_lead = false)
+      : error(what), lost_(lost), stopped_by_lead_(stopped_by_lead) {}
+  [[nodiscard]] int lost_rank() const noexcept { return lost_; }
+  [[nodiscard]] bool stopped_by_lead() const noexcept { return stopped_by_lead_; }
+
+ private:
+  int lost_;
+  bool stopped_by_lead_;
 };
 
 /// Element types of the host collectives.
@@ -63,6 +73,11 @@ class communicator {
   /// without one names itself (tcp runs it as a collective through rank 0).
   virtual void send_recv(const void* send, void* recv, std::size_t count, element e, int peer,
                          timeout limit) = 0;
+
+  /// After a loss: tells every rank still connected that the launch is stopping (so that none
+  /// of them takes rank 0 for the lost one), without waiting for them; best effort. tcp sends
+  /// a notice; MPI has nothing to send (abort ends the others).
+  virtual void stop_others(std::string_view why) noexcept = 0;
 
   /// Ends every rank of the launch now with `exit_code` after printing `why` on this rank's
   /// stderr (MPI_Abort; tcp: the other ranks see the broken connection). Never returns.

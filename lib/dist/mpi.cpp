@@ -140,6 +140,9 @@ class mpi_communicator final : public communicator {
           "send_recv", limit);
   }
 
+  // MPI has no message that reaches a rank blocked in a collective: abort ends them instead.
+  void stop_others(std::string_view) noexcept override {}
+
   [[noreturn]] void abort(int exit_code, std::string_view why) override {
     // `why` as given: the caller says which rank and why in its own words.
     std::fprintf(stderr, "%.*s\n", static_cast<int>(why.size()), why.data());

@@ -43,6 +43,8 @@ class single final : public communicator {
     copy(send, recv, count, e);
   }
 
+  void stop_others(std::string_view) noexcept override {}  // there are none
+
   [[noreturn]] void abort(int exit_code, std::string_view why) override {
     // `why` as given: the caller says which rank and why in its own words.
     std::fprintf(stderr, "%.*s\n", static_cast<int>(why.size()), why.data());

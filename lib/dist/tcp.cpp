@@ -3,8 +3,10 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -22,6 +24,9 @@ namespace {
 
 using net::steady;
 
+// How much longer than rank 0 the other ranks wait in a call (see star()).
+constexpr timeout lead_grace{std::chrono::seconds(10)};
+
 constexpr std::uint32_t wire_magic = 0x31444250;  // "PBD1"
 
 enum class op : std::uint32_t {
@@ -33,7 +38,8 @@ enum class op : std::uint32_t {
   all_gather_block,
   reduce_scatter_sum,
   broadcast_block,
-  send_recv
+  send_recv,
+  stop  ///< rank 0 stops the launch after a loss (stop_others); the body says why
 };
 
 const char* name_of(op o) {
@@ -47,6 +53,8 @@ const char* name_of(op o) {
     case op::reduce_scatter_sum: return "reduce_scatter_sum";
     case op::broadcast_block: return "broadcast_block";
     case op::send_recv: return "send_recv";
+    case op::stop:
+      return "stop";
   }
   return "?";
 }
@@ -239,6 +247,25 @@ class tcp_communicator final : public communicator {
     copy_reply(reply, recv, bytes);
   }
 
+  void stop_others(std::string_view why) noexcept override {
+    // Only rank 0 holds a link to every other rank; the others' partner is rank 0 alone.
+    if (rank_ != 0) return;
+    header head;
+    head.code = code_of(op::stop);
+    head.sequence = sequence_;
+    head.length = why.size();
+    std::string frame(reinterpret_cast<const char*>(&head), sizeof head);
+    frame.append(why.data(), why.size());
+    // A rank that does not read within a moment is not waited for: it sees the link close.
+    const auto deadline = steady::now() + std::chrono::milliseconds(200);
+    for (std::size_t peer = 1; peer < links_.size(); ++peer) {
+      if (links_[peer].valid())
+        (void)net::write_all(links_[peer].get(), frame.data(), frame.size(), deadline);
+      links_[peer].reset();
+    }
+    broken_ = true;
+  }
+
   [[noreturn]] void abort(int exit_code, std::string_view why) override {
     // `why` as given: the caller says which rank and why in its own words.
     std::fprintf(stderr, "%.*s\n", static_cast<int>(why.size()), why.data());
@@ -263,7 +290,9 @@ class tcp_communicator final : public communicator {
                                         name_of_code(code)));
     }
     broken_ = true;  // until this call completes
-    const auto deadline = steady::now() + limit;
+    // The others wait a little longer than rank 0: when a rank is lost, rank 0 sees it first
+    // and says so (stop_others), so that no rank takes rank 0 for the lost one.
+    const auto deadline = steady::now() + limit + (rank_ == 0 ? timeout{0} : lead_grace);
     ++sequence_;
     std::string reply;
     if (rank_ == 0) {
@@ -314,8 +343,8 @@ class tcp_communicator final : public communicator {
       }
       if (ready == 0 && net::millis_left(deadline) == 0) {
         throw rank_lost_error(fmt::format("rank 0: no answer from rank {} within {:g} s in {}",
-                                          fmt::join(who, ", "), seconds(limit),
-                                          name_of_code(code)));
+                                          fmt::join(who, ", "), seconds(limit), name_of_code(code)),
+                              who.front());
       }
       for (std::size_t i = 0; i < fds.size(); ++i) {
         if (fds[i].revents == 0) continue;
@@ -390,6 +419,12 @@ class tcp_communicator final : public communicator {
   std::string receive_frame(std::uint32_t code, steady::time_point deadline, timeout limit) {
     header head;
     settle(net::read_all(link(0), &head, sizeof head, deadline), 0, code, limit);
+    if (head.magic == wire_magic && head.code == code_of(op::stop)) {
+      std::string why(static_cast<std::size_t>(std::min<std::uint64_t>(head.length, 4096)), '\0');
+      (void)net::read_all(link(0), why.data(), why.size(), deadline);
+      throw rank_lost_error(fmt::format("rank {}: rank 0 stopped the launch: {}", rank_, why), -1,
+                            true);
+    }
     check_header(0, head, code);
     std::string body(static_cast<std::size_t>(head.length), '\0');
     settle(net::read_all(link(0), body.data(), body.size(), deadline), 0, code, limit);
@@ -400,16 +435,17 @@ class tcp_communicator final : public communicator {
     if (result == net::io::closed) throw closed(peer, name_of_code(code));
     if (result == net::io::timed_out) {
       // Rank 0 answers once every rank has asked: its silence may be another rank's fault.
-      throw rank_lost_error(fmt::format("rank {}: no answer from rank {} within {:g} s in {}{}",
-                                        rank_, peer, seconds(limit), name_of_code(code),
-                                        peer == 0 ? " (a rank died or hangs)" : ""));
+      throw rank_lost_error(fmt::format("rank {}: no answer from rank {} within {:g} s in {}",
+                                        rank_, peer, seconds(limit), name_of_code(code)),
+                            peer);
     }
   }
 
   [[nodiscard]] rank_lost_error closed(int peer, const char* what) const {
-    return rank_lost_error(fmt::format(
-        "rank {}: rank {} closed its connection in {} ({})", rank_, peer, what,
-        peer == 0 ? "it ended: it exited, crashed or lost another rank" : "it exited or crashed"));
+    return rank_lost_error(fmt::format("rank {}: rank {} closed its connection in {} (it exited or "
+                                       "crashed)",
+                                       rank_, peer, what),
+                           peer);
   }
 
   [[nodiscard]] int link(int peer) const {
@@ -471,7 +507,8 @@ std::unique_ptr<communicator> accept_ranks(int size, const std::string& host, in
         if (!links[static_cast<std::size_t>(r)].valid()) missing.push_back(r);
       }
       throw rank_lost_error(fmt::format("rank 0: rank {} did not connect to {}:{} within {:g} s",
-                                        fmt::join(missing, ", "), host, port, seconds(limit)));
+                                        fmt::join(missing, ", "), host, port, seconds(limit)),
+                            missing.front());
     }
     header head;
     hello_body hello;
@@ -497,8 +534,7 @@ std::unique_ptr<communicator> accept_ranks(int size, const std::string& host, in
     welcome.code = code_of(op::hello);
     if (net::write_all(links[static_cast<std::size_t>(r)].get(), &welcome, sizeof welcome,
                        deadline) != net::io::done) {
-      throw rank_lost_error(
-          fmt::format("rank 0: rank {} left before the launch began", r));
+      throw rank_lost_error(fmt::format("rank 0: rank {} left before the launch began", r), r);
     }
   }
   return std::make_unique<tcp_communicator>(0, size, std::move(links), 0);
@@ -511,7 +547,8 @@ std::unique_ptr<communicator> join_rank0(int rank, int size, const std::string& 
   net::socket_fd fd = net::dial(host, port, deadline, why);
   if (!fd.valid()) {
     throw rank_lost_error(fmt::format("rank {}: could not reach rank 0 at {}:{} within {:g} s: {}",
-                                      rank, host, port, seconds(limit), why));
+                                      rank, host, port, seconds(limit), why),
+                          0);
   }
   header head;
   head.code = code_of(op::hello);
@@ -528,7 +565,8 @@ std::unique_ptr<communicator> join_rank0(int rank, int size, const std::string& 
         "rank {}: rank 0 at {}:{} did not welcome this rank within {:g} s ({})", rank, host, port,
         seconds(limit),
         result == net::io::closed ? "it closed the connection: all ranks joined already?"
-                                  : "no answer"));
+                                  : "no answer: it welcomes every rank once all have joined, and "
+                                    "one may be missing"));
   }
   std::vector<net::socket_fd> links;
   links.push_back(std::move(fd));

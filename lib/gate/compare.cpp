@@ -8,6 +8,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/text.hpp"
@@ -59,8 +60,19 @@ std::string device_field(const result::run_result& r, const char* key) {
 }
 
 endpoint describe(const result::run_result& r, const std::string& label) {
-  return {label,     backend_of(r), device_field(r, "name"), device_field(r, "uuid"),
-          r.created, r.tool_version};
+  endpoint e{label,
+             backend_of(r),
+             device_field(r, "name"),
+             device_field(r, "uuid"),
+             r.created,
+             r.tool_version,
+             {}};
+  for (const auto& s : r.scenarios) e.scenarios.push_back(s.name);
+  return e;
+}
+
+std::string names_or_none(const std::vector<std::string>& names) {
+  return names.empty() ? std::string("no scenario") : fmt::format("{}", fmt::join(names, ", "));
 }
 
 // The scenario's gate threshold for a metric, from the current result (what the scenario says
@@ -365,9 +377,15 @@ std::size_t comparison::count(verdict v, bool gated_only) const {
   }));
 }
 
+std::size_t comparison::gated_rows() const {
+  return static_cast<std::size_t>(
+      std::count_if(rows.begin(), rows.end(), [](const row& r) { return r.gated; }));
+}
+
 int comparison::exit_code() const {
   if (settings.fail == fail_on::never) return exit_ok;
   if (count(verdict::regression) + count(verdict::failed) > 0) return exit_case_failed;
+  if (gated_rows() == 0 && !settings.allow_empty) return exit_environment;
   if (settings.fail == fail_on::inconclusive) {
     const bool vanished = std::any_of(only_in_base.begin(), only_in_base.end(),
                                       [](const unpaired& u) { return u.gated; });
@@ -377,8 +395,7 @@ int comparison::exit_code() const {
 }
 
 std::string comparison::summary_line() const {
-  std::size_t gated = 0;
-  for (const auto& r : rows) gated += r.gated ? 1 : 0;
+  const std::size_t gated = gated_rows();
   std::string out = fmt::format("{} gated comparison{}", gated, gated == 1 ? "" : "s");
   std::vector<std::string> parts;
   const auto add = [&](verdict v, const char* one, const char* many) {
@@ -411,6 +428,11 @@ std::string comparison::outcome_line() const {
   if (code == exit_case_failed)
     return fmt::format("gate failed: {} gated regression{} or failed case{}; exit 1", bad,
                        bad == 1 ? "" : "s", bad == 1 ? "" : "s");
+  if (code == exit_environment && gated_rows() == 0)
+    return fmt::format(
+        "gate failed: nothing to compare: no gated metric in a case the two results share "
+        "(baseline: {}; current: {}); exit 3 (--allow-empty passes it)",
+        names_or_none(base.scenarios), names_or_none(current.scenarios));
   if (code == exit_environment)
     return "gate failed: inconclusive or vanished gated metrics under --fail-on inconclusive; "
            "exit 3";

@@ -43,6 +43,9 @@ struct options {
   std::size_t min_samples = 3;  ///< per side, for a statistical verdict
   fail_on fail = fail_on::regression;
   bool allow_env_mismatch = false;
+  /// Pass a comparison with no gated row at all (no case, or no gated metric, in common);
+  /// otherwise it exits 3: a renamed scenario or changed case ids must not pass a gate.
+  bool allow_empty = false;
   std::vector<std::string> metrics;  ///< only these metric names (empty = all)
 };
 
@@ -97,6 +100,7 @@ struct endpoint {
   std::string device_uuid;  ///< "" when unknown
   std::string created;
   std::string tool_version;
+  std::vector<std::string> scenarios;  ///< the scenarios the result holds, in its order
 };
 
 struct comparison {
@@ -108,8 +112,11 @@ struct comparison {
   std::vector<std::string> warnings;
 
   [[nodiscard]] std::size_t count(verdict v, bool gated_only = true) const;
-  /// 0 no gated regression, 1 at least one (or a failed case), 3 inconclusive or vanished gated
-  /// metrics under fail_on::inconclusive; fail_on::never gives 0.
+  /// Rows that count for the exit code.
+  [[nodiscard]] std::size_t gated_rows() const;
+  /// 0 no gated regression, 1 at least one (or a failed case), 3 nothing gated to compare
+  /// (unless options::allow_empty), or inconclusive or vanished gated metrics under
+  /// fail_on::inconclusive; fail_on::never gives 0.
   [[nodiscard]] int exit_code() const;
   /// "1 regression, 2 improvements, 8 unchanged, ..." over gated rows, then info and unpaired.
   [[nodiscard]] std::string summary_line() const;

@@ -204,7 +204,16 @@ std::string footer_line(const result::run_result& r) {
   auto out = fmt::format("{}, {} failed, {} interrupted", count_phrase(cases, "case", "cases"),
                          failed, interrupted);
   if (skipped > 0) out += fmt::format(", {} skipped", skipped);
-  if (r.ranks.is_array() && !r.ranks.empty()) out += fmt::format("; {} ranks", r.ranks.size());
+  if (!r.interrupted_by.empty()) out += "; stopped by " + r.interrupted_by;
+  if (r.lost_rank.is_object()) {
+    const auto lost = r.lost_rank.find("rank");
+    out +=
+        lost != r.lost_rank.end() && lost->is_number_integer()
+            ? fmt::format("; rank {} lost: the cases completed before the loss", lost->get<int>())
+            : std::string("; a rank lost: the cases completed before the loss");
+  } else if (r.ranks.is_array() && !r.ranks.empty()) {
+    out += fmt::format("; {} ranks", r.ranks.size());
+  }
   const auto backend = backend_name(r);
   if (!backend.empty()) out += "; backend: " + backend;
   if (backend == "host") out += " \u2014 host-emulated figures, not GPU figures";

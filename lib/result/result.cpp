@@ -217,6 +217,7 @@ run_result merge_runs(std::vector<run_result> runs) {
   run_result out = runs.front();
   out.scenarios.clear();
   out.interrupted = false;
+  out.interrupted_by.clear();
   out.repeat = 0;
 
   // Each run's rounds get their own labels: run k's round r becomes offset_k + r.
@@ -229,6 +230,7 @@ run_result merge_runs(std::vector<run_result> runs) {
   for (auto& run : runs) {
     std::uint32_t width = std::max<std::uint32_t>(run.repeat, 1);
     out.interrupted = out.interrupted || run.interrupted;
+    if (out.interrupted_by.empty()) out.interrupted_by = run.interrupted_by;
     for (auto& s : run.scenarios) {
       auto it = std::find_if(out.scenarios.begin(), out.scenarios.end(),
                              [&](const scenario_result& o) { return o.name == s.name; });

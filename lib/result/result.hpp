@@ -87,6 +87,12 @@ struct run_result {
   std::uint32_t repeat = 1;  ///< rounds each case was measured in (`run --repeat`)
   std::string command_line;
   bool interrupted = false;
+  /// The signal that stopped the run ("SIGINT", "SIGTERM", "SIGHUP"); "" when none did (and
+  /// left out of the JSON).
+  std::string interrupted_by;
+  /// Under a launch, the rank that was lost and how: {rank (null when unknown), message}. The
+  /// result then holds the cases completed before the loss. Null (left out) otherwise.
+  nlohmann::json lost_rank;
   /// A launched run's processes: [{rank, local_rank, host, backend, device}], rank 0 first;
   /// null (and left out of the JSON) for a run of one process.
   nlohmann::json ranks;

@@ -323,6 +323,11 @@ class reader {
       if (!in->is_boolean()) mistyped("interrupted", "true or false", *in);
       r.interrupted = in->get<bool>();
     }
+    r.interrupted_by = string(j, {}, "interrupted_by", false);
+    if (const auto* lost = member(j, {}, "lost_rank", "an object", false)) {
+      object(*lost, "lost_rank");
+      r.lost_rank = json(*lost);
+    }
     r.environment = block(j, {}, "environment", json::object());
     if (j.contains("process") && j["process"].is_object()) r.process = block(j, {}, "process", json());
     if (const auto* ranks = member(j, {}, "ranks", "an array", false)) {
@@ -355,6 +360,8 @@ nlohmann::ordered_json to_json(const run_result& r) {
   if (r.repeat > 1) out["repeat"] = r.repeat;
   out["overrides"] = r.overrides.is_null() ? ojson::object() : clean(r.overrides);
   out["interrupted"] = r.interrupted;
+  if (!r.interrupted_by.empty()) out["interrupted_by"] = r.interrupted_by;
+  if (r.lost_rank.is_object()) out["lost_rank"] = clean(r.lost_rank);
   ojson env = r.environment.is_object() ? clean(r.environment) : ojson::object();
   if (!env.contains("backend") && !r.backend.empty()) env["backend"] = r.backend;
   out["environment"] = std::move(env);

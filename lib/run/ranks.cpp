@@ -75,9 +75,16 @@ result::run_result merge_ranks(const std::vector<result::run_result>& per_rank,
   out.ranks = nlohmann::json::array();
   for (const auto& e : entries) out.ranks.push_back(e);
   for (auto& s : out.scenarios) s.cases.clear();
-  for (std::size_t r = 0; r < per_rank.size(); ++r) {
-    const auto& run = per_rank[r];
+  for (std::size_t k = 0; k < per_rank.size(); ++k) {
+    const auto& run = per_rank[k];
+    // The rank its entry names (a result written after a loss holds one rank, maybe not 0).
+    const int r =
+        k < entries.size() && entries[k].contains("rank") && entries[k]["rank"].is_number_integer()
+            ? entries[k]["rank"].get<int>()
+            : static_cast<int>(k);
     out.interrupted = out.interrupted || run.interrupted;
+    if (out.interrupted_by.empty()) out.interrupted_by = run.interrupted_by;
+    if (out.lost_rank.is_null()) out.lost_rank = run.lost_rank;
     for (const auto& s : run.scenarios) {
       auto* into = static_cast<result::scenario_result*>(nullptr);
       for (auto& o : out.scenarios)
@@ -88,7 +95,7 @@ result::run_result merge_ranks(const std::vector<result::run_result>& per_rank,
         into->cases.clear();
       }
       for (auto c : s.cases) {
-        c.rank = static_cast<int>(r);
+        c.rank = r;
         c.id = fmt::format("rank={}{}{}", r, c.id == "default" ? "" : ",",
                            c.id == "default" ? "" : c.id);
         into->cases.push_back(std::move(c));

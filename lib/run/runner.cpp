@@ -70,6 +70,12 @@ bool meet_before_case(dist::communicator& world, dist::timeout limit) {
 
 }  // namespace
 
+nlohmann::json lost_rank_json(const dist::rank_lost_error& e) {
+  return {{"rank", e.lost_rank() >= 0 ? nlohmann::json(e.lost_rank()) : nlohmann::json()},
+          {"message", e.what()},
+          {"stopped_by_lead", e.stopped_by_lead()}};
+}
+
 dist::timeout rank_timeout_of(const std::vector<scenario::scenario>& scenarios,
                               const run_options& options) {
   if (options.rank_timeout.count() > 0) return options.rank_timeout;
@@ -130,28 +136,37 @@ result::run_result run_scenarios(const std::vector<scenario::scenario>& scenario
   std::vector<bool> reached(scenarios.size(), false);
   std::size_t index = 0;
   std::mt19937_64 shuffle_rng(options.seed ^ 0x5eed'0f'70'7dULL);
-  for (std::uint32_t round = 0; round < repeat && !result.interrupted; ++round) {
-    // One round keeps the declared order; several are each shuffled (Fisher-Yates over a
-    // fixed generator: the same seed gives the same order with every standard library).
-    if (repeat > 1)
-      for (std::size_t k = order.size(); k > 1; --k)
-        std::swap(order[k - 1], order[shuffle_rng() % k]);
-    if (options.only_round && *options.only_round != round) continue;
-    for (const auto& [i, j] : order) {
-      reached[i] = true;
-      if (launched ? !meet_before_case(world, meet_limit) : interrupt_requested()) {
-        result.interrupted = true;
-        break;
+  try {
+    for (std::uint32_t round = 0; round < repeat && !result.interrupted; ++round) {
+      // One round keeps the declared order; several are each shuffled (Fisher-Yates over a
+      // fixed generator: the same seed gives the same order with every standard library).
+      if (repeat > 1)
+        for (std::size_t k = order.size(); k > 1; --k)
+          std::swap(order[k - 1], order[shuffle_rng() % k]);
+      if (options.only_round && *options.only_round != round) continue;
+      for (const auto& [i, j] : order) {
+        reached[i] = true;
+        if (launched ? !meet_before_case(world, meet_limit) : interrupt_requested()) {
+          result.interrupted = true;
+          break;
+        }
+        const auto& s = scenarios[i];
+        const auto& c = cases[i][j];
+        if (options.on_case) options.on_case(index, total_runs, s.name, c.id);
+        ++index;
+        rounds[i][j].push_back(run_one(engines[i].get(), s, c, ctx));
+        if (options.on_case_done)
+          options.on_case_done(index - 1, total_runs, s.name, rounds[i][j].back());
+        if (rounds[i][j].back().status == result::case_status::interrupted)
+          result.interrupted = true;
       }
-      const auto& s = scenarios[i];
-      const auto& c = cases[i][j];
-      if (options.on_case) options.on_case(index, total_runs, s.name, c.id);
-      ++index;
-      rounds[i][j].push_back(run_one(engines[i].get(), s, c, ctx));
-      if (options.on_case_done) options.on_case_done(index - 1, total_runs, s.name, rounds[i][j].back());
-      if (rounds[i][j].back().status == result::case_status::interrupted) result.interrupted = true;
     }
+  } catch (const dist::rank_lost_error& e) {
+    // The launch cannot go on, but what this rank completed is kept: the case the loss cut
+    // short is left out (it never got a result), and the caller decides who writes.
+    result.lost_rank = lost_rank_json(e);
   }
+  if (result.interrupted) result.interrupted_by = interrupt_signal_name();
 
   // Declared order in the result, every case that ran at least once.
   for (std::size_t i = 0; i < scenarios.size(); ++i) {

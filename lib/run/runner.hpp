@@ -48,13 +48,19 @@ struct run_options {
   std::function<std::unique_ptr<device::backend>(int)> open_device = {};
 };
 
+/// A lost rank as the result records it: {rank (null when the transport cannot tell), message,
+/// stopped_by_lead (this rank did not see the loss: rank 0 stopped the launch)}.
+[[nodiscard]] nlohmann::json lost_rank_json(const dist::rank_lost_error& e);
+
 /// How long a rank of this run waits for the others (options.rank_timeout, or its default).
 [[nodiscard]] dist::timeout rank_timeout_of(const std::vector<scenario::scenario>& scenarios,
                                             const run_options& options);
 
-/// Runs every case of every scenario on `dev`, `repeat` rounds of them. A failed case is recorded ("error" + message)
-/// and the run goes on (a lost rank does not: dist::rank_lost_error propagates); on Ctrl-C the current case is recorded as interrupted and the result
-/// holds every case completed so far (run_result::interrupted set).
+/// Runs every case of every scenario on `dev`, `repeat` rounds of them. A failed case is recorded
+/// ("error" + message) and the run goes on. A lost rank ends the run with the cases completed
+/// before it (run_result::lost_rank set). On Ctrl-C, SIGTERM or SIGHUP the current case is recorded
+/// as interrupted and the result holds every case completed so far (run_result::interrupted and
+/// interrupted_by set).
 [[nodiscard]] result::run_result run_scenarios(const std::vector<scenario::scenario>& scenarios,
                                        device::backend& dev, const run_options& options);
 

@@ -113,7 +113,7 @@ TEST_CASE("training_loop: the event sequence of a small spec, derived by hand",
   for (const auto& e : events) CHECK(e.stream == 0);
 }
 
-TEST_CASE("training_loop: same seed, same events; another seed, other sizes", "[alloc][workload]") {
+TEST_CASE("training_loop: same seed, same events, another seed, other sizes", "[alloc][workload]") {
   auto spec = small_loop();
   const auto a = drain(*make_training_loop(spec));
   const auto b = drain(*make_training_loop(spec));

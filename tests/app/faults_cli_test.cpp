@@ -22,9 +22,12 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
 #include "support.hpp"
 #include "test_paths.hpp"
 
@@ -407,7 +410,7 @@ TEST_CASE("faults: a real RLIMIT_MEMLOCK of 64 KiB: warnings name it, pinned_lim
 
 // ---- 3. a worker that throws ----------------------------------------------------------------
 
-TEST_CASE("faults: a loader worker that throws fails its case; the next case runs; exit 1",
+TEST_CASE("faults: a loader worker that throws fails its case, the next case runs, exit 1",
           "[app][faults]") {
   const fs::path dir = fresh_dir("faults-worker");
   const fs::path out = dir / "r.json";
@@ -829,5 +832,218 @@ TEST_CASE("the result records the process's peak RSS and open descriptors", "[ap
   CHECK(p["peak_rss_bytes"].get<std::uint64_t>() > (1u << 20));
   CHECK(p["open_fds_at_end"].get<std::uint64_t>() >= 3);  // stdin, stdout, stderr at least
   CHECK(p["open_fds_at_end"].get<std::uint64_t>() < 64);
+  fs::remove_all(dir);
+}
+
+// ---- 8. nothing lost, nothing overwritten -----------------------------------------------------
+
+namespace {
+
+// Eight cases of about 300 ms (they sample until their timeout): a signal lands inside one.
+std::string eight_cases() {
+  return scenario("eight", "transfer", R"({"bytes": "64KiB"})",
+                  R"({"direction": ["h2d", "d2h"], "copies_per_sample": [1, 2, 3, 4]})",
+                  R"({"warmup": 0, "min_samples": 1000000, "max_samples": 1000000,
+                      "max_noise": 0, "min_time": "300ms", "timeout": "300ms"})");
+}
+
+// The cases a stopped run kept: every one "ok" but the last, which the signal may have cut
+// short ("interrupted"); the log's finished cases are exactly the result's.
+void check_kept(const json& j, const std::string& err, const char* signal_name) {
+  CHECK(j["interrupted"] == true);
+  CHECK(j["interrupted_by"] == signal_name);
+  const auto kept = result_cases(j);
+  REQUIRE(!kept.empty());
+  CHECK(kept.size() < 8);
+  for (std::size_t i = 0; i + 1 < kept.size(); ++i) CHECK(kept[i].status == "ok");
+  CHECK(logged_cases(err).size() == kept.size());
+}
+
+std::string file_mode(const fs::path& p) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o",
+                static_cast<unsigned>(fs::status(p).permissions() & fs::perms::mask));
+  return buf;
+}
+
+}  // namespace
+
+TEST_CASE("faults: SIGTERM (timeout) and SIGHUP keep what was measured: exit 143 / 129",
+          "[app][faults][signal]") {
+  const fs::path dir = fresh_dir("faults-sigterm");
+  write(dir / "s.json", eight_cases());
+  const fs::path out = dir / "r.json";
+  const double scale = time_scale();
+
+  SECTION("timeout -s TERM (the process, then its group: the signal comes twice)") {
+    if (!have("timeout")) {
+      WARN("timeout (coreutils) is missing: skipped");
+      return;
+    }
+    const auto o = run_shell(fmt::format(
+        "timeout --preserve-status -s TERM {:.1f} {} run {} --backend host --out {}", 1.5 * scale,
+        pinbench::testing::pinbench_exe(), (dir / "s.json").string(), out.string()));
+    INFO(o.err);
+    CHECK(o.code == 143);
+    REQUIRE(fs::exists(out));
+    check_kept(read_json(out), o.err, "SIGTERM");
+    CHECK(o.err.find("interrupted by SIGTERM") != std::string::npos);
+  }
+
+  SECTION("SIGHUP (the terminal closed)") {
+    const child c = spawn({"run", (dir / "s.json").string(), "--backend", "host", "--out",
+                           out.string()},
+                          dir / "stdout", dir / "stderr");
+    const auto ready =
+        wait_for_output(dir / "stderr", std::chrono::milliseconds(static_cast<int>(30'000 * scale)));
+    std::this_thread::sleep_until(ready + std::chrono::duration<double>(0.8 * scale));
+    REQUIRE(::kill(c.pid, SIGHUP) == 0);
+    const int status = wait_for(c, std::chrono::milliseconds(static_cast<int>(30'000 * scale)));
+    const std::string err = read_text(dir / "stderr");
+    INFO(err);
+    REQUIRE(status != -1);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 129);
+    REQUIRE(fs::exists(out));
+    check_kept(read_json(out), err, "SIGHUP");
+  }
+  CHECK(temp_files(dir).empty());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("faults: an output that is also an input, or another output, is exit 2 and files stay intact",
+          "[app][faults][outputs]") {
+  const fs::path dir = fresh_dir("faults-alias");
+  write(dir / "s.json", eight_cases());
+  fs::create_directories(dir / "scenarios");
+  write(dir / "scenarios" / "t.json", eight_cases());
+  const fs::path a = dir / "a.json", b = dir / "b.json";
+  REQUIRE(run_pinbench("run builtin:transfer-modes --backend host --set bytes=64KiB -q --out " +
+                       a.string() + k_quick_sampling)
+              .code == 0);
+  fs::copy_file(a, b);
+  fs::create_directory_symlink(dir, dir / "again");
+  fs::create_symlink(dir / "s.json", dir / "link.json");
+  fs::create_hard_link(dir / "s.json", dir / "hard.json");
+  fs::create_directories(dir / "history");
+  fs::copy_file(a, dir / "history" / "1.json");
+  const std::string s = (dir / "s.json").string();
+  const std::string quick = " --backend host" + std::string(k_quick_sampling);
+
+  // Each: the command, and the two paths its one-line error must name.
+  const std::vector<std::tuple<std::string, std::string, std::string>> refused{
+      {"run " + s + quick + " --out " + s, "--out", "the scenario file"},
+      {"run " + s + quick + " --out " + (dir / "link.json").string(), "link.json", "s.json"},
+      {"run " + s + quick + " --out " + (dir / "hard.json").string(), "hard.json", "s.json"},
+      {"run " + (dir / "scenarios").string() + quick + " --out " +
+           (dir / "again" / "scenarios" / "t.json").string(),
+       "--out", "t.json"},
+      {"run builtin:transfer-modes" + quick + " --out " + (dir / "x.json").string() +
+           " --snapshot " + (dir / "again" / "x.json").string(),
+       "--snapshot", "--out"},
+      {"compare " + a.string() + " " + b.string() + " --out " + a.string(), "--out",
+       "the baseline"},
+      {"compare " + a.string() + " " + b.string() + " --md " + b.string(), "--md",
+       "the current result"},
+      {"compare " + (dir / "history").string() + " " + b.string() + " --junit " +
+           (dir / "history" / "1.json").string(),
+       "--junit", "the baseline"},
+      {"report " + a.string() + " --html " + a.string(), "--html", "the result"},
+      {"report " + a.string() + " --html " + (dir / "x.html").string() + " --md " +
+           (dir / "x.html").string(),
+       "--md", "--html"},
+  };
+  const std::string scenario_text = read_text(dir / "s.json");
+  const std::string a_text = read_text(a), b_text = read_text(b),
+                    history_text = read_text(dir / "history" / "1.json");
+  for (const auto& [args, first, second] : refused) {
+    INFO(args);
+    const auto o = run_pinbench(args);
+    INFO(o.err);
+    CHECK(o.code == 2);
+    CHECK(lines(o.err) == 1);
+    CHECK(o.err.find(first) != std::string::npos);
+    CHECK(o.err.find(second) != std::string::npos);
+    CHECK(o.out.empty());
+    CHECK(read_text(dir / "s.json") == scenario_text);
+    CHECK(read_text(a) == a_text);
+    CHECK(read_text(b) == b_text);
+    CHECK(read_text(dir / "history" / "1.json") == history_text);
+    CHECK_FALSE(fs::exists(dir / "x.json"));
+    CHECK_FALSE(fs::exists(dir / "x.html"));
+  }
+  // The same file as baseline and current is an A/A comparison, not an output: allowed.
+  CHECK(run_pinbench("compare " + a.string() + " " + a.string()).code == 0);
+  CHECK(temp_files(dir).empty());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("faults: a replaced result keeps its mode, a new one the umask, a read-only one stays",
+          "[app][faults][outputs]") {
+  const fs::path dir = fresh_dir("faults-mode");
+  const fs::path out = dir / "r.json";
+  const std::string run = pinbench::testing::pinbench_exe() +
+                          " run builtin:transfer-modes --backend host --set bytes=64KiB -q" +
+                          k_quick_sampling + " --out " + out.string() + " >/dev/null";
+  REQUIRE(run_shell("umask 077 && " + run).code == 0);
+  CHECK(file_mode(out) == "0600");
+  fs::permissions(out, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  REQUIRE(run_shell("umask 022 && " + run).code == 0);
+  CHECK(file_mode(out) == "0640");
+  fs::remove(out);
+  REQUIRE(run_shell("umask 022 && " + run).code == 0);
+  CHECK(file_mode(out) == "0644");
+
+  // A file nobody may write is not replaced, even by root: exit 2 before anything is measured.
+  fs::permissions(out, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  const std::string before = read_text(out);
+  const auto o = run_shell(run);
+  CHECK(o.code == 2);
+  CHECK(o.err.find("read-only (mode 0444)") != std::string::npos);
+  CHECK(read_text(out) == before);
+  const auto r = run_pinbench("report " + out.string() + " --md " + out.string() + ".md");
+  CHECK(r.code == 0);
+  fs::permissions(dir / "r.json.md", fs::perms::owner_read);
+  CHECK(run_pinbench("report " + out.string() + " --md " + out.string() + ".md").code == 2);
+  CHECK(file_mode(out) == "0444");
+  CHECK(temp_files(dir).empty());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("faults: a file made read-only after the check is not replaced: save_error (exit 3)",
+          "[app][faults][outputs]") {
+  const fs::path dir = fresh_dir("faults-save-error");
+  const fs::path out = dir / "r.json";
+  write(out, "old\n");
+  pinbench::check_writable(out);
+  fs::permissions(out, fs::perms::owner_read);
+  CHECK_THROWS_AS(pinbench::write_file_atomic(out, "new\n"), pinbench::save_error);
+  CHECK(read_text(out) == "old\n");
+  CHECK(temp_files(dir).empty());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("faults: compare with nothing gated in common exits 3, and so do save failures",
+          "[app][faults][compare]") {
+  const fs::path dir = fresh_dir("faults-compare-empty");
+  const fs::path a = dir / "a.json", b = dir / "b.json";
+  REQUIRE(run_pinbench("run builtin:transfer-modes --backend host --set bytes=64KiB -q --out " +
+                       a.string() + k_quick_sampling)
+              .code == 0);
+  REQUIRE(run_pinbench("run builtin:transfer-pin-on-the-fly --backend host --set bytes=64KiB -q "
+                       "--out " + b.string() + k_quick_sampling)
+              .code == 0);
+  const auto o = run_pinbench("compare " + a.string() + " " + b.string());
+  CHECK(o.code == 3);
+  CHECK(o.out.find("nothing to compare") != std::string::npos);
+  CHECK(o.out.find("baseline: transfer-modes; current: transfer-pin-on-the-fly") !=
+        std::string::npos);
+  CHECK(run_pinbench("compare " + a.string() + " " + b.string() + " --allow-empty").code == 0);
+  CHECK(run_pinbench("compare " + a.string() + " " + b.string() + " --fail-on never").code == 0);
+
+  const auto full = run_pinbench("compare " + a.string() + " " + a.string() + " --out /dev/full");
+  CHECK(full.code == 3);
+  CHECK(full.err.find("/dev/full: write failed: No space left on device") != std::string::npos);
+  CHECK(run_pinbench("report " + a.string() + " --md /dev/full").code == 3);
   fs::remove_all(dir);
 }

@@ -80,6 +80,7 @@ class thread_world {
       w_.changed_.notify_all();
       w_.changed_.wait(lock, [&] { return theirs.done >= mine.done; });
     }
+    void stop_others(std::string_view) noexcept override {}
     [[noreturn]] void abort(int, std::string_view) override { std::abort(); }
 
    private:

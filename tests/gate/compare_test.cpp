@@ -139,7 +139,7 @@ gate::comparison compare_deterministic(const std::string& better, const std::vec
   return gate::compare(one_deterministic(better, base), one_deterministic(better, current), {});
 }
 
-TEST_CASE("too few samples are inconclusive; only what an engine declares deterministic is exact",
+TEST_CASE("too few samples are inconclusive, only what an engine declares deterministic is exact",
           "[gate][verdict]") {
   SECTION("two samples a side") {
     const auto& r = only_row(compare_one("lower", {100, 101}, {150, 151}));
@@ -219,7 +219,12 @@ TEST_CASE("metrics without a direction are informative and never gated", "[gate]
   CHECK(r.result == gate::verdict::info);
   CHECK_FALSE(r.gated);
   CHECK(r.ratio == Approx(2).epsilon(0.05));
-  CHECK(c.exit_code() == 0);
+  // Nothing gated was compared: that does not pass a gate, unless allowed.
+  CHECK(c.exit_code() == 3);
+  CHECK(c.outcome_line().find("nothing to compare") != std::string::npos);
+  o.allow_empty = true;
+  CHECK(compare_one("", synthetic(100, 0.01, 10, 1), synthetic(200, 0.01, 10, 2), o).exit_code() ==
+        0);
   CHECK(c.count(gate::verdict::info, false) == 1);
 }
 

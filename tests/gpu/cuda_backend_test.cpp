@@ -112,7 +112,7 @@ TEST_CASE("cuda: a pinned non_blocking copy behind a gate waits for the release"
   CHECK(b->warnings().empty());
 }
 
-TEST_CASE("cuda: a released gate did not time out; the device says whether it can register",
+TEST_CASE("cuda: a released gate did not time out, the device says whether it can register",
           "[gpu]") {
   auto b = cuda();
   auto s = b->create_stream();

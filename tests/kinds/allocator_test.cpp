@@ -113,7 +113,7 @@ TEST_CASE("empty_cache_every calls empty_cache after every N-th iteration", "[be
   CHECK(counter(every, "num_device_free") > 5 * counter(never, "num_device_free"));
 }
 
-TEST_CASE("raw asks the device for every allocation; caching for far fewer", "[bench][allocator]") {
+TEST_CASE("raw asks the device for every allocation, caching for far fewer", "[bench][allocator]") {
   const auto r = run_allocator_text(
       allocator_doc(R"({"layers": 8, "activation_bytes": "8MiB", "parameter_bytes": "2MiB",
                                  "iterations": 10})",
@@ -163,7 +163,7 @@ TEST_CASE("config env reads PYTORCH_CUDA_ALLOC_CONF when the case runs", "[bench
     ::setenv("PYTORCH_CUDA_ALLOC_CONF", saved.c_str(), 1);
 }
 
-TEST_CASE("a trace next to its scenario replays; unknown frees are skipped and counted",
+TEST_CASE("a trace next to its scenario replays, unknown frees are skipped and counted",
           "[bench][allocator]") {
   const fs::path dir =
       fs::temp_directory_path() / ("pinbench-alloc-trace-" + std::to_string(::getpid()));
@@ -244,7 +244,7 @@ TEST_CASE("the fragmentation scenario: the default config runs out of memory, an
   CHECK(some_avoids);
 }
 
-TEST_CASE("latencies are timed in batches or per call; the policy is the same either way",
+TEST_CASE("latencies are timed in batches or per call, the policy is the same either way",
           "[bench][allocator][timing-method]") {
   const auto timed = [](const char* method) {
     return allocator_doc(

@@ -162,7 +162,7 @@ TEST_CASE("an interrupt keeps what was measured", "[bench][transfer]") {
   CHECK(r.scenarios.at(0).cases.empty());
 }
 
-TEST_CASE("copies of 1 MiB or less are timed in batches of 16; the batch is in the result",
+TEST_CASE("copies of 1 MiB or less are timed in batches of 16, the batch is in the result",
           "[bench][transfer]") {
   const auto r = run_transfer_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
       "kind": "transfer", "params": {"mode": "non_blocking"},
@@ -249,7 +249,7 @@ TEST_CASE("a gate that times out voids its sample", "[bench][transfer]") {
   CHECK(failed.any_failed());
 }
 
-TEST_CASE("run --repeat measures every case in each round; samples keep their round",
+TEST_CASE("run --repeat measures every case in each round, samples keep their round",
           "[bench][transfer][rounds]") {
   const auto s = scenario::parse_scenario(
       std::string(R"({"schema": "pinbench.scenario/1", "name": "t", "kind": "transfer",

@@ -101,7 +101,7 @@ TEST_CASE("epoch_batches: shuffle with drop_last keeps distinct samples, full ba
   CHECK(all.back() < 1000);
 }
 
-TEST_CASE("max_outstanding is prefetch_factor x num_workers; batch_bytes adds the headers",
+TEST_CASE("max_outstanding is prefetch_factor x num_workers, batch_bytes adds the headers",
           "[loader]") {
   loader_spec spec;
   for (const int workers : {1, 2, 3, 8}) {

@@ -36,6 +36,60 @@ for c in cases:
     assert c["metrics"]["busbw"]["summary"]["median"] > 0
 PY
 
+# Every wait of the first meeting is bounded by --rank-timeout and ends with exit 3 naming the
+# missing rank: rank 0 whose partner never starts, and a rank 1 whose rank 0 never answers
+# (a silent listener on MASTER_PORT + 1 accepts the connection and says nothing).
+tcp_env=(WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1)
+port=$((20000 + RANDOM % 20000))
+t0=$SECONDS
+env "${tcp_env[@]}" RANK=0 LOCAL_RANK=0 MASTER_PORT=$port timeout 60 "$pinbench" run \
+  builtin:collective-all-reduce --backend host --rank-timeout 3 -q >alone.out 2>alone.err
+rc=$? took=$((SECONDS - t0))
+((rc == 3)) || { cat alone.err >&2; fail "rank 0 without its partner: exit $rc, expected 3"; }
+((took <= 3 + 5)) || fail "rank 0 without its partner: took ${took} s, over --rank-timeout 3 + 5 s"
+grep -q "rank 1 did not connect" alone.err || fail "the missing rank is not named: $(cat alone.err)"
+port=$((20000 + RANDOM % 20000))
+python3 -c 'import socket,sys,time
+s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(4); c=[]
+while True: c.append(s.accept()[0])' $((port + 1)) &
+silent=$!
+sleep 0.5
+t0=$SECONDS
+env "${tcp_env[@]}" RANK=1 LOCAL_RANK=1 MASTER_PORT=$port timeout 60 "$pinbench" run \
+  builtin:collective-all-reduce --backend host --rank-timeout 3 -q >silent.out 2>silent.err
+rc=$? took=$((SECONDS - t0))
+kill $silent 2>/dev/null; wait $silent 2>/dev/null
+((rc == 3)) || { cat silent.err >&2; fail "rank 1 with a silent rank 0: exit $rc, expected 3"; }
+((took <= 3 + 5)) || fail "rank 1 with a silent rank 0: took ${took} s, over --rank-timeout 3 + 5 s"
+grep -q "rank 0" silent.err || fail "rank 0 is not named: $(cat silent.err)"
+
+# A rank lost mid-run (killed): rank 0 writes the cases completed so far, names the lost rank in
+# the result and exits 3; the launch ends within --rank-timeout.
+port=$((20000 + RANDOM % 20000))
+lost_args=(run builtin:transfer-size --backend host --rank-timeout 5 "${quick[@]}" --out lost.json)
+env "${tcp_env[@]}" RANK=0 LOCAL_RANK=0 MASTER_PORT=$port timeout 120 "$pinbench" "${lost_args[@]}" \
+  >lost0.out 2>lost0.err &
+lead=$!
+# env execs pinbench: $! is pinbench itself, the process to kill.
+env "${tcp_env[@]}" RANK=1 LOCAL_RANK=1 MASTER_PORT=$port "$pinbench" "${lost_args[@]}" \
+  >lost1.out 2>lost1.err &
+other=$!
+# Once rank 0 has logged two finished cases, rank 1 dies.
+for _ in $(seq 600); do (( $(grep -c '^pinbench: \[' lost0.err) >= 2 )) && break; sleep 0.1; done
+kill -9 $other; wait $other 2>/dev/null
+wait $lead; rc=$?
+((rc == 3)) || { cat lost0.err >&2; fail "a lost rank: rank 0 exited $rc, expected 3"; }
+python3 - lost.json <<'PY' || { cat lost0.err >&2; fail "a lost rank: the result"; }
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["lost_rank"]["rank"] == 1, r.get("lost_rank")
+cases = r["scenarios"][0]["cases"]
+assert len(cases) >= 2, [c["id"] for c in cases]
+assert all(c["rank"] == 0 and c["status"] == "ok" for c in cases), cases
+PY
+grep -q "rank 1" lost0.err || fail "a lost rank: rank 1 is not named: $(cat lost0.err)"
+
 # A malformed launcher environment: exit 2, one line naming the variable.
 RANK=x WORLD_SIZE=2 "$pinbench" run builtin:collective-all-reduce --backend host >/dev/null 2>bad.err
 rc=$?
