@@ -426,7 +426,7 @@ TEST_CASE("Markdown matches its golden file", "[report]") {
 }
 
 TEST_CASE(
-    "rounds and the deterministic flag read back; a rounds list of the wrong length is an error",
+    "rounds and the deterministic flag read back, a rounds list of the wrong length is an error",
     "[report][rounds]") {
   result::run_result r;
   r.tool_version = "0.1.0";
