@@ -90,6 +90,27 @@ assert all(c["rank"] == 0 and c["status"] == "ok" for c in cases), cases
 PY
 grep -q "rank 1" lost0.err || fail "a lost rank: rank 1 is not named: $(cat lost0.err)"
 
+# Rank 0 lost: rank 1 writes what it completed, naming rank 0.
+port=$((20000 + RANDOM % 20000))
+rm -f lost.json
+env "${tcp_env[@]}" RANK=0 LOCAL_RANK=0 MASTER_PORT=$port "$pinbench" "${lost_args[@]}" \
+  >lead0.out 2>lead0.err &
+lead=$!
+env "${tcp_env[@]}" RANK=1 LOCAL_RANK=1 MASTER_PORT=$port timeout 120 "$pinbench" "${lost_args[@]}" \
+  >lead1.out 2>lead1.err &
+other=$!
+for _ in $(seq 600); do (( $(grep -c '^pinbench: \[' lead0.err) >= 2 )) && break; sleep 0.1; done
+kill -9 $lead; wait $lead 2>/dev/null
+wait $other; rc=$?
+((rc == 3)) || { cat lead1.err >&2; fail "rank 0 lost: rank 1 exited $rc, expected 3"; }
+python3 - lost.json <<'PY' || { cat lead1.err >&2; fail "rank 0 lost: the result rank 1 wrote"; }
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["lost_rank"]["rank"] == 0, r.get("lost_rank")
+cases = r["scenarios"][0]["cases"]
+assert cases and all(c["rank"] == 1 for c in cases), [c["id"] for c in cases]
+PY
+
 # A malformed launcher environment: exit 2, one line naming the variable.
 RANK=x WORLD_SIZE=2 "$pinbench" run builtin:collective-all-reduce --backend host >/dev/null 2>bad.err
 rc=$?
