@@ -839,21 +839,20 @@ TEST_CASE("the result records the process's peak RSS and open descriptors", "[ap
 
 namespace {
 
-// Eight cases of about 300 ms (they sample until their timeout): a signal lands inside one.
+// Eight cases of a second each (they sample until their timeout): a signal lands inside one.
 std::string eight_cases() {
   return scenario("eight", "transfer", R"({"bytes": "64KiB"})",
                   R"({"direction": ["h2d", "d2h"], "copies_per_sample": [1, 2, 3, 4]})",
                   R"({"warmup": 0, "min_samples": 1000000, "max_samples": 1000000,
-                      "max_noise": 0, "min_time": "300ms", "timeout": "300ms"})");
+                      "max_noise": 0, "min_time": "1s", "timeout": "1s"})");
 }
 
-// The cases a stopped run kept: every one "ok" but the last, which the signal may have cut
-// short ("interrupted"); the log's finished cases are exactly the result's.
+// What a stopped run kept: every case "ok" but the last, which the signal may have cut short
+// ("interrupted"); the log's finished cases are exactly the result's.
 void check_kept(const json& j, const std::string& err, const char* signal_name) {
-  CHECK(j["interrupted"] == true);
-  CHECK(j["interrupted_by"] == signal_name);
+  CHECK(j.value("interrupted", false));
+  CHECK(j.value("interrupted_by", "") == std::string(signal_name));
   const auto kept = result_cases(j);
-  REQUIRE(!kept.empty());
   CHECK(kept.size() < 8);
   for (std::size_t i = 0; i + 1 < kept.size(); ++i) CHECK(kept[i].status == "ok");
   CHECK(logged_cases(err).size() == kept.size());
@@ -868,44 +867,47 @@ std::string file_mode(const fs::path& p) {
 
 }  // namespace
 
-TEST_CASE("faults: SIGTERM (timeout) and SIGHUP keep what was measured: exit 143 / 129",
+TEST_CASE("faults: SIGTERM (twice, as timeout sends it) and SIGHUP keep what was measured",
           "[app][faults][signal]") {
   const fs::path dir = fresh_dir("faults-sigterm");
   write(dir / "s.json", eight_cases());
   const fs::path out = dir / "r.json";
-  const double scale = time_scale();
+  const auto limit = std::chrono::milliseconds(static_cast<int>(60'000 * time_scale()));
+  for (const auto& [signo, name, code] :
+       {std::tuple{SIGTERM, "SIGTERM", 143}, std::tuple{SIGHUP, "SIGHUP", 129}}) {
+    INFO(name);
+    fs::remove(out);
+    fs::remove(dir / "stderr");
+    const child c = spawn({"run", (dir / "s.json").string(), "--backend", "host", "--out",
+                           out.string()},
+                          dir / "stdout", dir / "stderr");
+    // A case and a half after the first line (the handler is in place by then): at least one
+    // case completed, one cut short.
+    std::this_thread::sleep_until(wait_for_output(dir / "stderr", limit) +
+                                  std::chrono::milliseconds(1500));
+    REQUIRE(::kill(c.pid, signo) == 0);
+    if (signo == SIGTERM) REQUIRE(::kill(c.pid, signo) == 0);  // a second one does not kill it
+    const int status = wait_for(c, limit);
+    const std::string err = read_text(dir / "stderr");
+    INFO(err);
+    REQUIRE(status != -1);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == code);
+    REQUIRE(fs::exists(out));
+    check_kept(read_json(out), err, name);
+    CHECK(err.find(std::string("interrupted by ") + name) != std::string::npos);
+  }
 
-  SECTION("timeout -s TERM (the process, then its group: the signal comes twice)") {
-    if (!have("timeout")) {
-      WARN("timeout (coreutils) is missing: skipped");
-      return;
-    }
+  if (have("timeout")) {
+    // As the issue's user runs it: `timeout` signals pinbench, then its process group.
+    fs::remove(out);
     const auto o = run_shell(fmt::format(
-        "timeout --preserve-status -s TERM {:.1f} {} run {} --backend host --out {}", 1.5 * scale,
+        "timeout --preserve-status -s TERM 3 {} run {} --backend host --out {}",
         pinbench::testing::pinbench_exe(), (dir / "s.json").string(), out.string()));
     INFO(o.err);
     CHECK(o.code == 143);
     REQUIRE(fs::exists(out));
     check_kept(read_json(out), o.err, "SIGTERM");
-    CHECK(o.err.find("interrupted by SIGTERM") != std::string::npos);
-  }
-
-  SECTION("SIGHUP (the terminal closed)") {
-    const child c = spawn({"run", (dir / "s.json").string(), "--backend", "host", "--out",
-                           out.string()},
-                          dir / "stdout", dir / "stderr");
-    const auto ready =
-        wait_for_output(dir / "stderr", std::chrono::milliseconds(static_cast<int>(30'000 * scale)));
-    std::this_thread::sleep_until(ready + std::chrono::duration<double>(0.8 * scale));
-    REQUIRE(::kill(c.pid, SIGHUP) == 0);
-    const int status = wait_for(c, std::chrono::milliseconds(static_cast<int>(30'000 * scale)));
-    const std::string err = read_text(dir / "stderr");
-    INFO(err);
-    REQUIRE(status != -1);
-    REQUIRE(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 129);
-    REQUIRE(fs::exists(out));
-    check_kept(read_json(out), err, "SIGHUP");
   }
   CHECK(temp_files(dir).empty());
   fs::remove_all(dir);
