@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <cctype>
+#include <unordered_map>
 
 #include "core/error.hpp"
 #include "core/json_limits.hpp"
@@ -65,6 +66,49 @@ std::string reconcile_samples(struct sampling& s, bool max_given) {
 // JSON keys as they appear in paths and messages, kept on one line.
 std::string key_text(const std::string& key) {
   return detail::one_line(key);
+}
+
+// A text that is the same for any two values that compare equal (json's operator==, which
+// takes 1 and 1.0 as equal): numbers as doubles, containers element by element. Values with
+// the same key are then compared for real.
+void append_equality_key(const json& v, std::string& out) {
+  switch (v.type()) {
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float: {
+      const double d = v.get<double>();
+      out += 'n';
+      out += d == 0 ? std::string("0") : fmt::format("{}", d);  // -0.0 == 0.0
+      break;
+    }
+    case json::value_t::array:
+      out += '[';
+      for (const auto& item : v) {
+        append_equality_key(item, out);
+        out += ',';
+      }
+      out += ']';
+      break;
+    case json::value_t::object:
+      out += '{';
+      for (const auto& [k, item] : v.items()) {
+        out += std::to_string(k.size());  // the key's bytes, length first: no escaping needed
+        out += ':';
+        out += k;
+        append_equality_key(item, out);
+        out += ',';
+      }
+      out += '}';
+      break;
+    default:  // strings, booleans, null; a string that is not UTF-8 cannot make dump throw
+      out += v.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+}
+
+std::string equality_key(const json& v) {
+  std::string out;
+  append_equality_key(v, out);
+  return out;
 }
 
 std::string case_id_part(const json& raw) {
@@ -207,13 +251,18 @@ class document_parser {
                                did_you_mean(key, kind.names())));
       if (!values.is_array() || values.empty()) fail(path, "expected a non-empty list of values");
       matrix_axis axis{key, {}, {}};
+      // Earlier values by equality_key: a repeat is found in one look-up, not a scan of all.
+      std::unordered_map<std::string, std::vector<std::size_t>> seen;
+      seen.reserve(values.size());
       for (std::size_t i = 0; i < values.size(); ++i) {
         const std::string item_path = fmt::format("{}[{}]", path, i);
         json v = value_of(*spec, values[i], item_path);
-        const auto same = std::find(axis.normalised.begin(), axis.normalised.end(), v);
-        if (same != axis.normalised.end())
-          fail(item_path,
-               fmt::format("repeats the value of {}[{}]", path, same - axis.normalised.begin()));
+        auto& same_key = seen[equality_key(v)];
+        const auto same = std::find_if(same_key.begin(), same_key.end(),
+                                       [&](std::size_t j) { return axis.normalised[j] == v; });
+        if (same != same_key.end())
+          fail(item_path, fmt::format("repeats the value of {}[{}]", path, *same));
+        same_key.push_back(i);
         axis.raw.emplace_back(values[i]);
         axis.normalised.push_back(std::move(v));
       }
