@@ -359,6 +359,7 @@ std::vector<resolved_override> resolve(const scenario& s,
     // JSON first (3, true, "x"), then the text as a string (64MiB, pinned, 2ms).
     check_json_depth(o.value, r.label);
     const json parsed = json::parse(o.value, nullptr, false);
+    if (!parsed.is_discarded()) check_duplicate_keys(o.value, r.label);
     auto c = parsed.is_discarded() ? detail::checked{{}, "not JSON"}
                                    : detail::check_value(*spec, parsed);
     // A list may be typed without brackets (--set batch_sizes=32,48,64). Once the text reads
@@ -463,6 +464,8 @@ scenario parse_scenario(std::string_view text, const std::string& source) {
     if (reason.size() > 120) reason = reason.substr(0, 117) + "...";
     throw input_error(source, {}, "invalid JSON: " + reason);
   }
+  // The parse kept the last of two equal keys; the file's author meant one of them.
+  check_duplicate_keys(text, source);
   return document_parser(source).parse(doc);
 }
 

@@ -182,6 +182,36 @@ TEST_CASE("overrides: malformed, unknown keys and bad values", "[scenario][error
         R"(--set bytes=-1: expected a positive size such as "64MiB", got "-1")");
 }
 
+TEST_CASE("a key given twice in one object names the key, its path, line and column",
+          "[scenario][errors]") {
+  // nlohmann keeps the last of two equal keys; the author meant one of them.
+  CHECK(parse_error("{\n  \"schema\": \"pinbench.scenario/1\",\n  \"name\": \"t\",\n  "
+                    "\"kind\": \"transfer\",\n  \"matrix\": {\"bytes\": [\"1MiB\"], \"bytes\": "
+                    "[\"2MiB\"]}\n}") ==
+        R"(bad.json: matrix.bytes: duplicate key "bytes" (line 5, column 33))");
+  // At the top, compared as decoded: "n\u0061me" is "name".
+  CHECK(parse_error(R"({"schema": "pinbench.scenario/1", "name": "t", "kind": "transfer", )"
+                    R"("n\u0061me": "u"})") ==
+        R"(bad.json: name: duplicate key "name" (line 1, column 68))");
+  // Nested params, and inside a list: found before the values are checked.
+  CHECK(parse_error(R"({"schema": "pinbench.scenario/1", "name": "t", "kind": "loader", )"
+                    R"("params": {"dataset": {"samples": 1, "samples": 2}}})")
+            .starts_with(R"(bad.json: params.dataset.samples: duplicate key "samples" (line 1, )"));
+  CHECK(parse_error(transfer_doc(R"("tags": [{"a": 1, "a": 2}])"))
+            .starts_with(R"(bad.json: tags[0].a: duplicate key "a" (line 1, )"));
+  // The same key in different objects is no repeat.
+  CHECK(parse_error(transfer_doc(R"("params": {"bytes": "1MiB"}, "matrix": {"bytes": ["2MiB"]}, )"
+                                 R"("gate": {"bandwidth": {"threshold": 0.1}, )"
+                                 R"("copy_time": {"threshold": 0.1}})")) == "(no error)");
+}
+
+TEST_CASE("a --set JSON value with a key given twice is refused", "[scenario][errors]") {
+  CHECK(override_error({R"(bytes={"a":1,"a":2})"}) ==
+        R"(--set bytes={"a":1,"a":2}: a: duplicate key "a" (line 1, column 8))");
+  // Without a repeat, the value is checked as before.
+  CHECK(override_error({R"(bytes={"a":1,"b":2})"}).find("duplicate") == std::string::npos);
+}
+
 TEST_CASE("matrix: a repeated value among 400000 is found without comparing every pair",
           "[scenario][errors][limits]") {
   // The check compared each value with all before it: 200000 values took 33 s on a 2-core
