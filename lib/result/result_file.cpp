@@ -11,7 +11,7 @@
 namespace pinbench::result {
 
 run_result read_result_file(const std::string& path) {
-  const std::string text = read_file(path, max_result_file_bytes);
+  const std::string text = read_file(path, max_result_file_bytes, pipes::read);
   check_json_depth(text, path);
   nlohmann::ordered_json doc;
   try {

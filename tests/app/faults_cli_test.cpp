@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -598,6 +599,34 @@ TEST_CASE("faults: SIGINT during run --repeat with rounds in processes: exit 130
 }
 
 // ---- 5. an output that cannot be written ----------------------------------------------------
+
+TEST_CASE("faults: an input that is a FIFO or a device is exit 2 at once, never waited on",
+          "[app][faults]") {
+  const fs::path dir = fresh_dir("faults-fifo");
+  const fs::path fifo = dir / "s.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // `timeout` ends a pinbench that waits for a writer: exit 124 instead of a hung test.
+  const std::string exe = "timeout 30 " + pinbench::testing::pinbench_exe();
+  auto o = run_shell(exe + " validate " + fifo.string());
+  CHECK(o.code == 2);
+  CHECK(o.err == "pinbench: error: " + fifo.string() +
+                     ": is a FIFO (named pipe), expected a regular file\n");
+  o = run_shell(exe + " run " + fifo.string() + " --backend host --out " + (dir / "r.json").string());
+  CHECK(o.code == 2);
+  CHECK(o.err.find("is a FIFO") != std::string::npos);
+  o = run_shell(exe + " validate /dev/zero");
+  CHECK(o.code == 2);
+  CHECK(o.err == "pinbench: error: /dev/zero: is a character device, expected a regular file\n");
+  // A result file may come through a pipe, but one without a writer reads as empty.
+  o = run_shell(exe + " report " + fifo.string());
+  CHECK(o.code == 2);
+  CHECK(lines(o.err) == 1);
+  CHECK(o.err.find(fifo.string() + ": not valid JSON") != std::string::npos);
+  o = run_shell(exe + " compare " + fifo.string() + " " + fifo.string());
+  CHECK(o.code == 2);
+  CHECK(o.err.find(fifo.string() + ": not valid JSON") != std::string::npos);
+  fs::remove_all(dir);
+}
 
 TEST_CASE("faults: an output path that cannot be written is exit 2 before anything is measured",
           "[app][faults]") {
