@@ -846,6 +846,48 @@ TEST_CASE("limits: a matrix of millions of cases is refused with its exact count
   fs::remove_all(dir);
 }
 
+TEST_CASE("limits: a raised --max-cases bounds memory: validate counts, run refuses at once",
+          "[app][faults][limits]") {
+  const fs::path dir = fresh_dir("faults-billion");
+  const auto values = [](int n) {
+    std::string s = "[";
+    for (int i = 1; i <= n; ++i) s += (i > 1 ? ", " : "") + std::to_string(i);
+    return s + "]";
+  };
+  // 1000 x 1000 x 1000 = 10^9 cases: at about 1 KiB each, a terabyte if they were built.
+  write(dir / "billion.json",
+        scenario("billion", "loader", "{}",
+                 R"({"dataset.samples": )" + values(1000) + R"(, "batch_size": )" + values(1000) +
+                     R"(, "batches": )" + values(1000) + "}",
+                 k_short));
+  const std::string file = (dir / "billion.json").string();
+  auto t0 = clock_type::now();
+  auto o = run_pinbench("validate " + file + " --max-cases 2000000000");
+  INFO(o.err);
+  CHECK(o.code == 0);
+  CHECK(o.out.find("1000000000 case(s)") != std::string::npos);
+  CHECK(o.out.find("counted only: run builds at most 1000000 cases of one scenario") !=
+        std::string::npos);
+  CHECK(seconds_since(t0) < 60 * time_scale());
+
+  t0 = clock_type::now();
+  o = run_pinbench("run " + file + " --max-cases 2000000000 --backend host --out " +
+                   (dir / "r.json").string());
+  CHECK(o.code == 2);
+  CHECK(lines(o.err) == 1);
+  CHECK(o.err.find("billion.json: matrix: expands to 1000000000 cases (1000 dataset.samples x "
+                   "1000 batch_size x 1000 batches), more than pinbench builds for one scenario "
+                   "(1000000, whatever --max-cases says)") != std::string::npos);
+  CHECK(seconds_since(t0) < 60 * time_scale());
+  CHECK_FALSE(fs::exists(dir / "r.json"));
+  // Within the default limit nothing changes: the count, then every case checked.
+  o = run_pinbench("validate " + file + " --set batch_size=8 --set batches=1");
+  CHECK(o.code == 0);
+  CHECK(o.out.find("1000 case(s)") != std::string::npos);
+  CHECK(o.out.find("counted only") == std::string::npos);
+  fs::remove_all(dir);
+}
+
 // ---- 8. what a soak run compares ------------------------------------------------------------
 
 TEST_CASE("the result records the process's peak RSS and open descriptors", "[app][faults]") {
