@@ -433,6 +433,27 @@ TEST_CASE("Markdown matches its golden file", "[report]") {
   CHECK(md.find('\x1b') == std::string::npos);
 }
 
+TEST_CASE("Markdown shows link and image syntax from inputs as text, never as a link",
+          "[report]") {
+  auto r = sample_run();
+  auto& s = r.scenarios[1];
+  s.description = "# see [the docs](http://x) <img src=x>";
+  s.source = "odd`name.json";
+  s.cases[0].id = "[click](http://x)";
+  s.cases[1].id = "![x](http://y)";
+  s.cases[1].warnings = {"`rm -rf` *now* ~~or~~ [later][1] &amp; <b>x</b> \\[y](z)"};
+  const auto md = report::to_markdown(r);
+  // Brackets escaped: no link text runs into a "(" as a link.
+  CHECK(md.find("| \\[click\\](http://x) |") != std::string::npos);
+  CHECK(md.find("| !\\[x\\](http://y) |") != std::string::npos);
+  for (auto at = md.find("]("); at != std::string::npos; at = md.find("](", at + 1))
+    CHECK(md[at - 1] == '\\');
+  CHECK(md.find("\n\\# see \\[the docs\\](http://x) &lt;img src=x>\n") != std::string::npos);
+  CHECK(md.find("source: ``odd`name.json``") != std::string::npos);
+  CHECK(md.find("- warning: !\\[x\\](http://y): \\`rm -rf\\` \\*now\\* \\~\\~or\\~\\~ "
+                "\\[later\\]\\[1\\] &amp;amp; &lt;b>x&lt;/b> \\\\\\[y\\](z)\n") != std::string::npos);
+}
+
 TEST_CASE(
     "rounds and the deterministic flag read back; a rounds list of the wrong length is an error",
     "[report][rounds]") {
