@@ -478,7 +478,9 @@ runner add_run(CLI::App& app) {
   // The rounds' processes are started with this; not for people.
   sub->add_option("--round", a->round, "")->group("");
   sub->add_option("--max-cases", a->max_cases,
-                  "Refuse a scenario whose matrix expands to more cases than this")
+                  fmt::format("Refuse a scenario whose matrix expands to more cases than "
+                              "this (at most {} are built for one scenario, whatever this says)",
+                              scenario::max_built_cases))
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{UINT64_MAX}))
       ->capture_default_str();
   sub->add_option("--rank-timeout", a->rank_timeout_s,

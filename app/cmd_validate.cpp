@@ -1,5 +1,8 @@
 // `pinbench validate`: parse and check scenarios and overrides without running anything.
 #include <cstdio>
+#include <cstdint>
+
+#include <fmt/format.h>
 
 #include "commands.hpp"
 #include "scenario/scenario.hpp"
@@ -19,10 +22,18 @@ int validate(const validate_args& a) {
   const auto scenarios = scenario::load_inputs(a.inputs);
   for (const auto& s : scenarios) {
     scenario::check_overrides(s, overrides);
-    const auto cases = scenario::expand(s, overrides, a.max_cases);
+    // The count first, from the matrix's factors; then every case, one at a time (memory for
+    // one), when run could build them all. A larger matrix is only counted.
+    const std::uint64_t count = scenario::checked_case_count(s, overrides, a.max_cases);
+    const bool buildable = count <= scenario::max_built_cases;
+    if (buildable) scenario::for_each_case(s, overrides, a.max_cases, [](const auto&) {});
+    const std::string note =
+        buildable ? std::string()
+                  : fmt::format("  (counted only: run builds at most {} cases of one scenario)",
+                                scenario::max_built_cases);
     if (!a.quiet)
-      std::printf("ok  %-28s %-10s %4zu case(s)  %s\n", s.name.c_str(), s.kind.c_str(),
-                  cases.size(), s.source.c_str());
+      std::printf("ok  %-28s %-10s %4llu case(s)  %s%s\n", s.name.c_str(), s.kind.c_str(),
+                  static_cast<unsigned long long>(count), s.source.c_str(), note.c_str());
   }
   return 0;
 }

@@ -50,4 +50,25 @@ inline int free_loopback_port() {
   return ok ? ntohs(a.sin_port) : 0;
 }
 
+/// Rewrites the size a baseline JPEG's frame header (SOF0: FF C0, length, precision, height,
+/// width) declares, leaving the data as it is: a small file that claims a huge image. False when
+/// the file has no such header.
+inline bool declare_jpeg_size(std::vector<std::byte>& file, int width, int height) {
+  for (std::size_t i = 0; i + 8 < file.size(); ++i) {
+    if (file[i] != std::byte{0xFF} || file[i + 1] != std::byte{0xC0}) continue;
+    file[i + 5] = static_cast<std::byte>((height >> 8) & 0xFF);
+    file[i + 6] = static_cast<std::byte>(height & 0xFF);
+    file[i + 7] = static_cast<std::byte>((width >> 8) & 0xFF);
+    file[i + 8] = static_cast<std::byte>(width & 0xFF);
+    return true;
+  }
+  return false;
+}
+
+/// `bytes` written to `p` (created or truncated).
+inline void write_binary(const std::filesystem::path& p, const std::vector<std::byte>& bytes) {
+  std::ofstream out(p, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
 }  // namespace pinbench::testing

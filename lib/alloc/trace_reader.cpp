@@ -3,6 +3,13 @@
 // allocations live at a time, never by the length of the trace.
 #include "alloc/trace_input.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "core/error.hpp"
 #include "core/text.hpp"
 
@@ -63,6 +70,30 @@ trace_format detect_format(const std::string& path) {
 }
 
 }  // namespace
+
+void check_trace_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw input_error(path, "", std::string("cannot open the trace file: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw input_error(path, "", "is a directory, expected a trace file");
+  if (!S_ISREG(st.st_mode)) {
+    const char* what = S_ISFIFO(st.st_mode)   ? "a FIFO (named pipe)"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "a file of an unknown type";
+    throw input_error(path, "",
+                      std::string("is ") + what + ", expected a regular file (a trace is read twice: "
+                      "once to tell its format, then to replay it)");
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    throw input_error(path, "", std::string("cannot open the trace file: ") + std::strerror(errno));
+  ::close(fd);
+  // A CSV log's reader checks its header row when it opens; a JSON trace's reader starts
+  // parsing on a thread, so its "{" is all that is checked here.
+  if (detect_format(path) == trace_format::csv_log) (void)detail::open_csv_trace(path);
+}
 
 std::unique_ptr<event_source> open_trace(const std::string& path) {
   if (detect_format(path) == trace_format::json_trace) return detail::open_json_trace(path);

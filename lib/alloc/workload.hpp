@@ -60,4 +60,11 @@ struct random_spec {
 /// JSON traces are parsed event by event (SAX), so memory stays bounded for huge traces.
 [[nodiscard]] std::unique_ptr<event_source> open_trace(const std::string& path);
 
+/// What open_trace() would find wrong before the first event, checked without reading further
+/// (for validate): the path must name a regular file (not a directory, a device such as
+/// /dev/zero, a FIFO or a socket: found with stat, before anything is opened) that can be read,
+/// and its format must be known: JSON by its "{", the RMM log by its header row.
+/// Throws input_error(path, ..., why).
+void check_trace_file(const std::string& path);
+
 }  // namespace pinbench::alloc

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <fstream>
 #include <string>
 #include <unistd.h>
 
@@ -23,6 +22,16 @@ namespace pinbench {
 namespace {
 
 std::string errno_text(int err) { return std::strerror(err); }
+
+// What a file that is not regular is, for messages: "a FIFO", "a character device".
+std::string file_type_text(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a file of an unknown type";
+}
 
 bool write_all(int fd, std::string_view data) {
   while (!data.empty()) {
@@ -186,28 +195,48 @@ void check_distinct_files(const std::vector<named_file>& inputs,
   }
 }
 
-std::string read_file(const std::filesystem::path& path, std::uint64_t max_bytes) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw input_error(path.string(), {}, "is a directory, expected a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw input_error(path.string(), {}, std::string("cannot read: ") + errno_text(errno));
-  auto too_large = [&] {
-    return input_error(path.string(), {},
-                       "too large: more than " + format_bytes(max_bytes) +
-                           ", the most pinbench reads of this kind of file");
+std::string read_file(const std::filesystem::path& path, std::uint64_t max_bytes, pipes fifo) {
+  const auto fail = [&](const std::string& why) { return input_error(path.string(), {}, why); };
+  const auto refuse_type = [&](mode_t mode) {
+    if (S_ISDIR(mode)) return fail("is a directory, expected a file");
+    return fail("is " + file_type_text(mode) + ", expected a regular file");
+  };
+  const auto accepted = [&](mode_t mode) {
+    return S_ISREG(mode) || (S_ISFIFO(mode) && fifo == pipes::read);
+  };
+  // The type first, from stat: open() on a FIFO would wait for a writer.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw fail("cannot read: " + errno_text(errno));
+  if (!accepted(st.st_mode)) throw refuse_type(st.st_mode);
+  // O_NONBLOCK: a FIFO without a writer opens at once (and then reads as empty).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw fail("cannot read: " + errno_text(errno));
+  struct closer {
+    int handle;
+    ~closer() { ::close(handle); }
+  } const close_at_end{fd};
+  // What was opened, which may not be what was looked at (the path changed in between).
+  if (::fstat(fd, &st) != 0) throw fail("cannot read: " + errno_text(errno));
+  if (!accepted(st.st_mode)) throw refuse_type(st.st_mode);
+  if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0)
+    (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);  // a pipe's writer may be slow: wait for it
+  const auto too_large = [&] {
+    return fail("too large: more than " + format_bytes(max_bytes) +
+                ", the most pinbench reads of this kind of file");
   };
   // The size up front when the file has one; a pipe is read in chunks up to the limit.
-  if (const auto size = std::filesystem::file_size(path, ec); !ec && size > max_bytes)
-    throw too_large();
+  if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > max_bytes) throw too_large();
   std::string out;
+  if (S_ISREG(st.st_mode)) out.reserve(static_cast<std::size_t>(st.st_size));
   char chunk[1 << 16];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    const auto n = static_cast<std::size_t>(in.gcount());
-    if (out.size() + n > max_bytes) throw too_large();
-    out.append(chunk, n);
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw fail("cannot read: " + errno_text(errno));
+    if (n == 0) break;
+    if (out.size() + static_cast<std::size_t>(n) > max_bytes) throw too_large();
+    out.append(chunk, static_cast<std::size_t>(n));
   }
-  if (in.bad()) throw input_error(path.string(), {}, std::string("cannot read: ") + errno_text(errno));
   return out;
 }
 

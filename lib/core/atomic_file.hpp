@@ -34,9 +34,20 @@ struct named_file {
 void check_distinct_files(const std::vector<named_file>& inputs,
                           const std::vector<named_file>& outputs);
 
+/// What read_file accepts besides a regular file.
+enum class pipes {
+  refuse,  ///< a FIFO is refused like a device or a socket
+  read,    ///< a FIFO (or a shell's `<(...)`) is read as far as its writers write; with no
+           ///< writer it reads as empty rather than waiting for one
+};
+
 /// Reads a whole file. Throws input_error("FILE: cannot read: reason") on failure, and
 /// input_error("FILE: too large: ...") for a file over `max_bytes` (never read past it).
+/// What is not a regular file (a directory, a device such as /dev/zero, a socket, a FIFO unless
+/// `pipes::read`) is refused by its type, found with stat before anything is opened: opening a
+/// FIFO would wait for a writer, and reading a device need never end.
 [[nodiscard]] std::string read_file(const std::filesystem::path& path,
-                                    std::uint64_t max_bytes = UINT64_MAX);
+                                    std::uint64_t max_bytes = UINT64_MAX,
+                                    pipes fifo = pipes::refuse);
 
 }  // namespace pinbench

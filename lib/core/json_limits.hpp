@@ -28,4 +28,11 @@ inline constexpr std::uint64_t max_result_file_bytes = std::uint64_t{512} << 20;
 void check_json_depth(std::string_view text, const std::string& file,
                       std::size_t max_depth = max_json_depth);
 
+/// Throws input_error(file, PATH, "duplicate key \"K\" (line L, column C)") for the first
+/// object of `text` that holds a key twice (nlohmann would keep the last value silently). PATH is
+/// the member's path as messages write it ("matrix.bytes", "tags[1].x"); line and column are the
+/// second occurrence's. Keys are compared as decoded ("a" and "\u0061" are the same key).
+/// `text` must be valid JSON (run it after a successful parse); linear in its length.
+void check_duplicate_keys(std::string_view text, const std::string& file);
+
 }  // namespace pinbench

@@ -74,20 +74,84 @@ std::string xml_escape(std::string_view text) {
   return out;
 }
 
+namespace {
+
+bool ascii_alnum(char ch) noexcept {
+  return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
+
+}  // namespace
+
 std::string markdown_cell(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (char ch : text) {
-    if (ch == '|')
-      out += "\\|";
-    else if (ch == '<')
-      out += "&lt;";
-    else if (ch == '\n' || ch == '\r')
-      out += ' ';
-    else
-      out += ch;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    switch (ch) {
+      case '|': out += "\\|"; break;
+      case '<': out += "&lt;"; break;
+      case '&': out += "&amp;"; break;
+      case '\n':
+      case '\r': out += ' '; break;
+      case '\\':
+      case '`':
+      case '[':
+      case ']':
+      case '*':
+      case '~':
+        out += '\\';
+        out += ch;
+        break;
+      case '_': {
+        // Inside a word (num_workers) an underscore never makes emphasis: left as it is.
+        const bool inside = i > 0 && i + 1 < text.size() && ascii_alnum(text[i - 1]) &&
+                            ascii_alnum(text[i + 1]);
+        if (!inside) out += '\\';
+        out += ch;
+        break;
+      }
+      default: out += ch;
+    }
   }
   return out;
+}
+
+std::string markdown_line(std::string_view text) {
+  text = trim(text);  // four leading blanks would make a code block
+  std::string out = markdown_cell(text);
+  if (out.empty()) return out;
+  // A list item numbered "1." or "1)": the punctuation after the digits.
+  std::size_t digits = 0;
+  while (digits < out.size() && out[digits] >= '0' && out[digits] <= '9') ++digits;
+  if (digits > 0 && digits < out.size() && (out[digits] == '.' || out[digits] == ')'))
+    out.insert(digits, "\\");
+  else if (out.front() == '#' || out.front() == '>' || out.front() == '-' ||
+           out.front() == '+' || out.front() == '=')
+    out.insert(0, "\\");
+  return out;
+}
+
+std::string markdown_code(std::string_view text, bool in_table) {
+  std::size_t longest = 0, run = 0;
+  std::string body;
+  body.reserve(text.size());
+  for (const char ch : text) {
+    run = ch == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+    if (ch == '\n' || ch == '\r')
+      body += ' ';
+    else if (ch == '|' && in_table)
+      body += "\\|";
+    else
+      body += ch;
+  }
+  // A span that starts or ends with a backtick needs a space between it and the fence; one that
+  // starts and ends with a space loses one of each unless padded.
+  const bool all_blank = body.find_first_not_of(' ') == std::string::npos;
+  const bool pad = body.empty() || body.front() == '`' || body.back() == '`' ||
+                   (!all_blank && body.front() == ' ' && body.back() == ' ');
+  const std::string fence(longest + 1, '`');
+  return pad ? fence + " " + body + " " + fence : fence + body + fence;
 }
 
 std::string paint(std::string_view text, std::string_view code, bool color) {

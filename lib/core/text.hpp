@@ -27,9 +27,25 @@ namespace pinbench {
 /// control characters XML 1.0 forbids (all below 0x20 but tab, LF and CR) dropped.
 [[nodiscard]] std::string xml_escape(std::string_view text);
 
-/// `text` as one Markdown table cell: a pipe would end the cell, a newline the table, and '<'
-/// could open an HTML tag where the Markdown is rendered (GitHub).
+/// The one home of Markdown escaping: text that comes from inputs (case ids, params, messages,
+/// names, descriptions) shown literally where GitHub renders Markdown (a PR comment, a step
+/// summary).
+///
+/// `text` as Markdown inline text, in a table cell or after other text on a line: a pipe would
+/// end the cell and a newline the table (a space instead); `[` and `]` could make a link or an
+/// image, `<` an autolink or an HTML tag, a backtick a code span, `*`, `~` and `_` at a word's
+/// edge emphasis or strikethrough, `&` an entity, and a backslash would escape what follows.
+/// (A bare URL is still linked by GitHub, to the address it shows.)
 [[nodiscard]] std::string markdown_cell(std::string_view text);
+
+/// markdown_cell() for text that starts a line: also what would make the line a heading (`#`), a
+/// quote (`>`), a list item (`-`, `+`, `1.`) or a rule, or (leading blanks) a code block.
+[[nodiscard]] std::string markdown_line(std::string_view text);
+
+/// `text` as a Markdown code span, its backticks included, showing it literally: fenced by more
+/// backticks than any run inside it, padded where it starts or ends with one. `in_table`: a pipe
+/// is escaped, as a table cell needs (GitHub removes the backslash before the span is read).
+[[nodiscard]] std::string markdown_code(std::string_view text, bool in_table);
 
 /// ANSI terminal styles for tables shown on a terminal.
 /// Columns a string takes in a terminal: UTF-8 code points (pinbench prints no wide glyphs).

@@ -36,7 +36,7 @@ std::string verdict_cell(const row& r) {
 // scenario, then row_cells (case .. verdict), optionally the reason.
 std::vector<std::string> md_cells(const row& r, bool with_reason) {
   const auto cells = detail::row_cells(r);
-  std::vector<std::string> out{markdown_cell(r.scenario), "`" + markdown_cell(cells[0]) + "`"};
+  std::vector<std::string> out{markdown_cell(r.scenario), markdown_code(cells[0], true)};
   for (std::size_t i = 1; i + 1 < cells.size(); ++i) out.push_back(markdown_cell(cells[i]));
   out.push_back(verdict_cell(r));
   if (with_reason) out.push_back(markdown_cell(r.reason));
@@ -63,7 +63,7 @@ std::string to_markdown(const comparison& c) {
   out += markdown_cell(c.summary_line()) + "\n\n";
   out += "| | file | backend | device | created |\n|:---|:---|:---|:---|:---|\n";
   for (const auto* e : {&c.base, &c.current}) {
-    out += table_row({e == &c.base ? "base" : "current", "`" + markdown_cell(e->label) + "`",
+    out += table_row({e == &c.base ? "base" : "current", markdown_code(e->label, true),
                       markdown_cell(e->backend), markdown_cell(e->device), markdown_cell(e->created)});
   }
   out += "\nRule: " + markdown_cell(detail::rule_text(c.settings)) +
@@ -87,8 +87,8 @@ std::string to_markdown(const comparison& c) {
     out += "\n### On one side only\n\n";
     const auto list = [&](const std::vector<unpaired>& items, const char* where) {
       for (const auto& u : items)
-        out += fmt::format("- only in {}: {} `{}`{}{}\n", where, markdown_cell(u.scenario),
-                           markdown_cell(u.case_id.empty() ? "(default)" : u.case_id),
+        out += fmt::format("- only in {}: {} {}{}{}\n", where, markdown_cell(u.scenario),
+                           markdown_code(u.case_id.empty() ? "(default)" : u.case_id, false),
                            u.metric.empty() ? "" : " " + markdown_cell(u.metric),
                            u.gated ? "" : " (not gated)");
     };

@@ -12,10 +12,6 @@ namespace pinbench::image {
 
 namespace {
 
-// 2^28 pixels (16384 x 16384) is far beyond any photograph; a header claiming more is corrupt
-// or hostile, and decoding it would allocate gigabytes.
-constexpr long long max_pixels = 1LL << 28;
-
 /// A TurboJPEG handle that lives as long as its thread.
 class turbo_handle {
  public:
@@ -57,15 +53,17 @@ const unsigned char* bytes_of(std::span<const std::byte> file) {
   return reinterpret_cast<const unsigned char*>(file.data());
 }
 
+// 2^28 pixels (16384 x 16384) is far beyond any photograph; a header claiming more is corrupt
+// or hostile, and decoding it would allocate gigabytes.
 void check_size(int width, int height) {
   if (width <= 0 || height <= 0 ||
-      static_cast<long long>(width) * static_cast<long long>(height) > max_pixels) {
+      static_cast<std::uint64_t>(width) * static_cast<std::uint64_t>(height) > max_pixels_limit) {
     throw image_error("unsupported image size " + std::to_string(width) + " x " +
                       std::to_string(height) + " (at most 2^28 pixels)");
   }
 }
 
-jpeg_header header_of(tjhandle handle, std::span<const std::byte> file) {
+jpeg_header header_of(tjhandle handle, std::span<const std::byte> file, std::uint64_t budget) {
   if (file.empty()) throw image_error("empty file, not a JPEG");
   jpeg_header header;
   int subsampling = 0;
@@ -80,18 +78,34 @@ jpeg_header header_of(tjhandle handle, std::span<const std::byte> file) {
     throw image_error("Premature end of JPEG file (before the image size)");
   }
   check_size(header.width, header.height);
+  // Both sides are positive ints: their product fits in 64 bits.
+  if (static_cast<std::uint64_t>(header.width) * static_cast<std::uint64_t>(header.height) > budget)
+    throw pixel_budget_error(header.width, header.height, budget);
   return header;
 }
 
 }  // namespace
 
-jpeg_header read_jpeg_header(std::span<const std::byte> file) {
-  return header_of(decompressor(), file);
+pixel_budget_error::pixel_budget_error(int width, int height, std::uint64_t budget)
+    : image_error(std::to_string(width) + "x" + std::to_string(height) + " = " +
+                  std::to_string(static_cast<std::uint64_t>(width) *
+                                 static_cast<std::uint64_t>(height)) +
+                  " pixels, over the decode's budget of " + std::to_string(budget) + " pixels"),
+      width_(width),
+      height_(height),
+      budget_(budget) {}
+
+std::uint64_t pixel_budget_error::pixels() const noexcept {
+  return static_cast<std::uint64_t>(width_) * static_cast<std::uint64_t>(height_);
 }
 
-void decode_jpeg(std::span<const std::byte> file, rgb_image& out) {
+jpeg_header read_jpeg_header(std::span<const std::byte> file, std::uint64_t max_pixels) {
+  return header_of(decompressor(), file, max_pixels);
+}
+
+void decode_jpeg(std::span<const std::byte> file, rgb_image& out, std::uint64_t max_pixels) {
   const tjhandle handle = decompressor();
-  const jpeg_header header = header_of(handle, file);
+  const jpeg_header header = header_of(handle, file, max_pixels);
   out.width = header.width;
   out.height = header.height;
   out.pixels.resize(out.bytes());

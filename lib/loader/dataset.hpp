@@ -39,6 +39,9 @@ struct jpeg_spec {
   int crop = 224;
   image::tensor_format format = image::tensor_format::float32_chw;
   bool skip_corrupt = false;
+  /// An image whose header declares more pixels is refused before it is decoded (the
+  /// dataset.max_pixels param): a worker's RGB buffer holds 3 bytes per pixel.
+  std::uint64_t max_pixels = image::default_max_pixels;
   std::uint64_t seed = 0;          ///< crops and flips: sample i draws from (seed, i)
 };
 

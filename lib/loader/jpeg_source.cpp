@@ -121,10 +121,17 @@ void jpeg_source::produce(std::uint64_t index, std::byte* out, std::uint64_t& ch
   cost.read_ns = t1 - t0;
   cost.bytes_read = s.file.size();
   try {
-    image::decode_jpeg(std::span<const std::byte>(s.file.data(), s.file.size()), s.decoded);
+    // The header first: an image over the budget is refused before its pixels are allocated.
+    image::decode_jpeg(std::span<const std::byte>(s.file.data(), s.file.size()), s.decoded,
+                       spec_.max_pixels);
   } catch (const image::image_error& e) {
+    std::string reason = e.what();
+    if (const auto* big = dynamic_cast<const image::pixel_budget_error*>(&e))
+      reason = fmt::format("{}x{} = {} pixels, over dataset.max_pixels {} (raise it to decode "
+                           "this image)",
+                           big->width(), big->height(), big->pixels(), big->budget());
     if (!spec_.skip_corrupt)
-      throw loader_error(fmt::format("{}: {}", entry.path.string(), e.what()));
+      throw loader_error(fmt::format("{}: {}", entry.path.string(), reason));
     std::memset(out, 0, sample_bytes());
     checksum = 0;
     cost.decode_ns = now_ns() - t1;
@@ -132,7 +139,7 @@ void jpeg_source::produce(std::uint64_t index, std::byte* out, std::uint64_t& ch
     skipped_.fetch_add(1);
     std::lock_guard lock(skipped_mutex_);
     if (skipped_files_.size() < skipped_files_kept)
-      skipped_files_.push_back(fmt::format("{}: {}", entry.path.string(), e.what()));
+      skipped_files_.push_back(fmt::format("{}: {}", entry.path.string(), reason));
     return;
   }
   const std::int64_t t2 = now_ns();

@@ -34,9 +34,9 @@ std::string to_markdown(const result::run_result& r) {
 
   for (const auto& s : r.scenarios) {
     out += "\n## " + markdown_cell(s.name) + "\n\n";
-    if (!s.description.empty()) out += markdown_cell(s.description) + "\n\n";
-    out += "kind: `" + s.kind + "`";
-    if (!s.source.empty()) out += " \u00b7 source: `" + s.source + "`";
+    if (!s.description.empty()) out += markdown_line(s.description) + "\n\n";
+    out += "kind: " + markdown_code(s.kind, false);
+    if (!s.source.empty()) out += " \u00b7 source: " + markdown_code(s.source, false);
     out += "\n\n";
     if (s.cases.empty()) {
       out += "(no cases)\n";

@@ -11,7 +11,7 @@
 namespace pinbench::result {
 
 run_result read_result_file(const std::string& path) {
-  const std::string text = read_file(path, max_result_file_bytes);
+  const std::string text = read_file(path, max_result_file_bytes, pipes::read);
   check_json_depth(text, path);
   nlohmann::ordered_json doc;
   try {
@@ -27,6 +27,7 @@ run_result read_result_file(const std::string& path) {
     if (reason.size() > 160) reason = reason.substr(0, 157) + "...";
     throw input_error(path, {}, "not valid JSON: " + reason);
   }
+  check_duplicate_keys(text, path);
   return from_json(doc, path);
 }
 

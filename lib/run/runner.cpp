@@ -80,9 +80,12 @@ dist::timeout rank_timeout_of(const std::vector<scenario::scenario>& scenarios,
                               const run_options& options) {
   if (options.rank_timeout.count() > 0) return options.rank_timeout;
   std::int64_t longest_ns = 0;
+  // One case at a time: the runner may hold every case already (up to max_built_cases each).
   for (const auto& s : scenarios)
-    for (const auto& c : scenario::expand(s, options.overrides, options.max_cases))
-      longest_ns = std::max(longest_ns, c.sampling.timeout_ns);
+    scenario::for_each_case(s, options.overrides, options.max_cases,
+                            [&](const scenario::case_spec& c) {
+                              longest_ns = std::max(longest_ns, c.sampling.timeout_ns);
+                            });
   return std::chrono::duration_cast<dist::timeout>(std::chrono::nanoseconds(2 * longest_ns) +
                                                    std::chrono::minutes(1));
 }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <cctype>
+#include <unordered_map>
 
 #include "core/error.hpp"
 #include "core/json_limits.hpp"
@@ -65,6 +66,49 @@ std::string reconcile_samples(struct sampling& s, bool max_given) {
 // JSON keys as they appear in paths and messages, kept on one line.
 std::string key_text(const std::string& key) {
   return detail::one_line(key);
+}
+
+// A text that is the same for any two values that compare equal (json's operator==, which
+// takes 1 and 1.0 as equal): numbers as doubles, containers element by element. Values with
+// the same key are then compared for real.
+void append_equality_key(const json& v, std::string& out) {
+  switch (v.type()) {
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float: {
+      const double d = v.get<double>();
+      out += 'n';
+      out += d == 0 ? std::string("0") : fmt::format("{}", d);  // -0.0 == 0.0
+      break;
+    }
+    case json::value_t::array:
+      out += '[';
+      for (const auto& item : v) {
+        append_equality_key(item, out);
+        out += ',';
+      }
+      out += ']';
+      break;
+    case json::value_t::object:
+      out += '{';
+      for (const auto& [k, item] : v.items()) {
+        out += std::to_string(k.size());  // the key's bytes, length first: no escaping needed
+        out += ':';
+        out += k;
+        append_equality_key(item, out);
+        out += ',';
+      }
+      out += '}';
+      break;
+    default:  // strings, booleans, null; a string that is not UTF-8 cannot make dump throw
+      out += v.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+}
+
+std::string equality_key(const json& v) {
+  std::string out;
+  append_equality_key(v, out);
+  return out;
 }
 
 std::string case_id_part(const json& raw) {
@@ -207,13 +251,18 @@ class document_parser {
                                did_you_mean(key, kind.names())));
       if (!values.is_array() || values.empty()) fail(path, "expected a non-empty list of values");
       matrix_axis axis{key, {}, {}};
+      // Earlier values by equality_key: a repeat is found in one look-up, not a scan of all.
+      std::unordered_map<std::string, std::vector<std::size_t>> seen;
+      seen.reserve(values.size());
       for (std::size_t i = 0; i < values.size(); ++i) {
         const std::string item_path = fmt::format("{}[{}]", path, i);
         json v = value_of(*spec, values[i], item_path);
-        const auto same = std::find(axis.normalised.begin(), axis.normalised.end(), v);
-        if (same != axis.normalised.end())
-          fail(item_path,
-               fmt::format("repeats the value of {}[{}]", path, same - axis.normalised.begin()));
+        auto& same_key = seen[equality_key(v)];
+        const auto same = std::find_if(same_key.begin(), same_key.end(),
+                                       [&](std::size_t j) { return axis.normalised[j] == v; });
+        if (same != same_key.end())
+          fail(item_path, fmt::format("repeats the value of {}[{}]", path, *same));
+        same_key.push_back(i);
         axis.raw.emplace_back(values[i]);
         axis.normalised.push_back(std::move(v));
       }
@@ -310,6 +359,7 @@ std::vector<resolved_override> resolve(const scenario& s,
     // JSON first (3, true, "x"), then the text as a string (64MiB, pinned, 2ms).
     check_json_depth(o.value, r.label);
     const json parsed = json::parse(o.value, nullptr, false);
+    if (!parsed.is_discarded()) check_duplicate_keys(o.value, r.label);
     auto c = parsed.is_discarded() ? detail::checked{{}, "not JSON"}
                                    : detail::check_value(*spec, parsed);
     // A list may be typed without brackets (--set batch_sizes=32,48,64). Once the text reads
@@ -380,20 +430,69 @@ std::string exact_product(const std::vector<const matrix_axis*>& axes) {
   return out;
 }
 
-void check_case_count(const scenario& s, const std::vector<const matrix_axis*>& axes,
-                      std::uint64_t max_cases) {
-  // A saturated count is beyond 64 bits: more than any limit.
-  if (const std::uint64_t n = saturated_product(axes); n != UINT64_MAX && n <= max_cases) return;
+std::string factors_of(const std::vector<const matrix_axis*>& axes) {
   std::string factors;
   for (const auto* a : axes) {
     if (!factors.empty()) factors += " x ";
     factors += fmt::format("{} {}", a->raw.size(), key_text(a->param));
   }
+  return factors;
+}
+
+void check_case_count(const scenario& s, const std::vector<const matrix_axis*>& axes,
+                      std::uint64_t max_cases) {
+  // A saturated count is beyond 64 bits: more than any limit.
+  if (const std::uint64_t n = saturated_product(axes); n != UINT64_MAX && n <= max_cases) return;
   throw input_error(s.source, "matrix",
                     fmt::format("expands to {} cases ({}), more than the limit of {}; split the "
                                 "scenario, fix a param with --set, or raise the limit with "
                                 "--max-cases",
-                                exact_product(axes), factors, max_cases));
+                                exact_product(axes), factors_of(axes), max_cases));
+}
+
+// What expand() builds from: the checked overrides, the sampling, the remaining axes and the
+// params every case starts from.
+struct expansion {
+  const kinds::kind_spec* kind = nullptr;
+  struct sampling samp;
+  std::vector<const matrix_axis*> axes;
+  json params;
+  std::uint64_t count = 0;
+};
+
+expansion prepare(const scenario& s, const std::vector<override_spec>& overrides,
+                  std::uint64_t max_cases) {
+  const auto resolved = resolve(s, overrides);
+  expansion e;
+  e.samp = overridden_sampling(s, resolved);
+  e.axes = remaining_axes(s, resolved);
+  check_case_count(s, e.axes, max_cases);
+  e.count = saturated_product(e.axes);
+  e.params = s.params;
+  for (const auto& r : resolved)
+    if (!r.is_sampling) detail::set_dotted(e.params, r.name, r.value);
+  e.kind = kinds::find(s.kind);
+  return e;
+}
+
+// Case number `n` of the expansion: mixed-radix digits of n, the last axis least significant
+// (it varies fastest).
+case_spec build_case(const scenario& s, const expansion& e, std::uint64_t n) {
+  case_spec c{{}, e.params, {}, e.samp, s.source};
+  std::vector<std::size_t> index(e.axes.size());
+  std::uint64_t rest = n;
+  for (std::size_t i = e.axes.size(); i-- > 0;) {
+    index[i] = static_cast<std::size_t>(rest % e.axes[i]->raw.size());
+    rest /= e.axes[i]->raw.size();
+  }
+  for (std::size_t i = 0; i < e.axes.size(); ++i) {
+    detail::set_dotted(c.params, e.axes[i]->param, e.axes[i]->normalised[index[i]]);
+    if (i > 0) c.id += ",";
+    c.id += e.axes[i]->param + "=" + case_id_part(e.axes[i]->raw[index[i]]);
+  }
+  if (e.axes.empty()) c.id = "default";
+  if (e.kind != nullptr && e.kind->parse_case) c.typed = e.kind->parse_case(c.params, s.source);
+  return c;
 }
 
 }  // namespace
@@ -414,6 +513,8 @@ scenario parse_scenario(std::string_view text, const std::string& source) {
     if (reason.size() > 120) reason = reason.substr(0, 117) + "...";
     throw input_error(source, {}, "invalid JSON: " + reason);
   }
+  // The parse kept the last of two equal keys; the file's author meant one of them.
+  check_duplicate_keys(text, source);
   return document_parser(source).parse(doc);
 }
 
@@ -436,39 +537,31 @@ std::uint64_t count_cases(const scenario& s, const std::vector<override_spec>& o
   return saturated_product(remaining_axes(s, resolve(s, overrides)));
 }
 
+std::uint64_t checked_case_count(const scenario& s, const std::vector<override_spec>& overrides,
+                                 std::uint64_t max_cases) {
+  return prepare(s, overrides, max_cases).count;
+}
+
 std::vector<case_spec> expand(const scenario& s, const std::vector<override_spec>& overrides,
                               std::uint64_t max_cases) {
-  const auto resolved = resolve(s, overrides);
-  const struct sampling samp = overridden_sampling(s, resolved);
-  const std::vector<const matrix_axis*> axes = remaining_axes(s, resolved);
-  check_case_count(s, axes, max_cases);
-  json params = s.params;
-  for (const auto& r : resolved)
-    if (!r.is_sampling) detail::set_dotted(params, r.name, r.value);
-
-  const kinds::kind_spec* kind = kinds::find(s.kind);
-  const auto total = static_cast<std::size_t>(saturated_product(axes));
+  const expansion e = prepare(s, overrides, max_cases);
+  // Whatever --max-cases allows, the cases must fit in memory: refused before one is built.
+  if (e.count > max_built_cases)
+    throw input_error(
+        s.source, "matrix",
+        fmt::format("expands to {} cases ({}), more than pinbench builds for one scenario ({}, "
+                    "whatever --max-cases says); split the scenario or fix a param with --set",
+                    exact_product(e.axes), factors_of(e.axes), max_built_cases));
   std::vector<case_spec> cases;
-  cases.reserve(total);
-  for (std::size_t n = 0; n < total; ++n) {
-    case_spec c{{}, params, {}, samp, s.source};
-    // Mixed-radix digits of n, the last axis least significant: it varies fastest.
-    std::vector<std::size_t> index(axes.size());
-    std::size_t rest = n;
-    for (std::size_t i = axes.size(); i-- > 0;) {
-      index[i] = rest % axes[i]->raw.size();
-      rest /= axes[i]->raw.size();
-    }
-    for (std::size_t i = 0; i < axes.size(); ++i) {
-      detail::set_dotted(c.params, axes[i]->param, axes[i]->normalised[index[i]]);
-      if (i > 0) c.id += ",";
-      c.id += axes[i]->param + "=" + case_id_part(axes[i]->raw[index[i]]);
-    }
-    if (axes.empty()) c.id = "default";
-    if (kind != nullptr && kind->parse_case) c.typed = kind->parse_case(c.params, s.source);
-    cases.push_back(std::move(c));
-  }
+  cases.reserve(static_cast<std::size_t>(e.count));
+  for (std::uint64_t n = 0; n < e.count; ++n) cases.push_back(build_case(s, e, n));
   return cases;
+}
+
+void for_each_case(const scenario& s, const std::vector<override_spec>& overrides,
+                   std::uint64_t max_cases, const std::function<void(const case_spec&)>& visit) {
+  const expansion e = prepare(s, overrides, max_cases);
+  for (std::uint64_t n = 0; n < e.count; ++n) visit(build_case(s, e, n));
 }
 
 std::vector<std::pair<std::string, std::string>> shown_defaults(const std::string& kind) {

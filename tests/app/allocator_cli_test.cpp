@@ -1,6 +1,7 @@
 // The allocator kind through the pinbench executable: load-time errors, --snapshot, list.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -50,6 +52,41 @@ TEST_CASE("bad allocator params stop the run before anything is measured", "[app
     CHECK(o.out.empty());
     CHECK_FALSE(fs::exists(out));
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("validate refuses a trace_file that run could not replay, as run does",
+          "[app][allocator]") {
+  const fs::path dir = fresh_dir("trace-file");
+  fs::create_directories(dir / "traces");
+  ::mkfifo((dir / "fifo.json").c_str(), 0600);
+  const auto scenario_with = [&](const std::string& trace) {
+    std::ofstream(dir / "s.json")
+        << R"({"schema": "pinbench.scenario/1", "name": "replay", "kind": "allocator", )"
+        << R"("params": {"workload": "trace", "trace_file": ")" << trace << R"("}})";
+    return (dir / "s.json").string();
+  };
+  struct bad {
+    std::string trace, why;
+  };
+  for (const auto& b : std::vector<bad>{{"traces", "is a directory"},
+                                        {"/dev/zero", "is a character device"},
+                                        {"fifo.json", "is a FIFO"},
+                                        {"missing.json", "No such file or directory"}}) {
+    INFO(b.trace);
+    for (const std::string cmd : {"validate ", "run --backend host --out - "}) {
+      INFO(cmd);
+      const auto o = run_pinbench(cmd + scenario_with(b.trace));
+      CHECK(o.code == 2);
+      CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
+      CHECK(o.err.find((dir / "s.json").string() + ": params.trace_file: ") != std::string::npos);
+      CHECK(o.err.find(b.why) != std::string::npos);
+      CHECK(o.out.empty());
+    }
+  }
+  std::ofstream(dir / "traces" / "t.json") << R"({"schema": "pinbench.trace/1", "events": []})";
+  const auto o = run_pinbench("validate " + scenario_with("traces/t.json"));
+  CHECK(o.code == 0);
   fs::remove_all(dir);
 }
 

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -602,6 +603,34 @@ TEST_CASE("faults: SIGINT during run --repeat with rounds in processes: exit 130
 
 // ---- 5. an output that cannot be written ----------------------------------------------------
 
+TEST_CASE("faults: an input that is a FIFO or a device is exit 2 at once, never waited on",
+          "[app][faults]") {
+  const fs::path dir = fresh_dir("faults-fifo");
+  const fs::path fifo = dir / "s.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // `timeout` ends a pinbench that waits for a writer: exit 124 instead of a hung test.
+  const std::string exe = "timeout 30 " + pinbench::testing::pinbench_exe();
+  auto o = run_shell(exe + " validate " + fifo.string());
+  CHECK(o.code == 2);
+  CHECK(o.err == "pinbench: error: " + fifo.string() +
+                     ": is a FIFO (named pipe), expected a regular file\n");
+  o = run_shell(exe + " run " + fifo.string() + " --backend host --out " + (dir / "r.json").string());
+  CHECK(o.code == 2);
+  CHECK(o.err.find("is a FIFO") != std::string::npos);
+  o = run_shell(exe + " validate /dev/zero");
+  CHECK(o.code == 2);
+  CHECK(o.err == "pinbench: error: /dev/zero: is a character device, expected a regular file\n");
+  // A result file may come through a pipe, but one without a writer reads as empty.
+  o = run_shell(exe + " report " + fifo.string());
+  CHECK(o.code == 2);
+  CHECK(lines(o.err) == 1);
+  CHECK(o.err.find(fifo.string() + ": not valid JSON") != std::string::npos);
+  o = run_shell(exe + " compare " + fifo.string() + " " + fifo.string());
+  CHECK(o.code == 2);
+  CHECK(o.err.find(fifo.string() + ": not valid JSON") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("faults: an output path that cannot be written is exit 2 before anything is measured",
           "[app][faults]") {
   const fs::path dir = fresh_dir("faults-out");
@@ -817,6 +846,48 @@ TEST_CASE("limits: a matrix of millions of cases is refused with its exact count
   CHECK(o.code == 0);
   o = run_pinbench("run " + (dir / "some.json").string() + " --max-cases 0");
   CHECK(o.code == 2);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("limits: a raised --max-cases bounds memory: validate counts, run refuses at once",
+          "[app][faults][limits]") {
+  const fs::path dir = fresh_dir("faults-billion");
+  const auto values = [](int n) {
+    std::string s = "[";
+    for (int i = 1; i <= n; ++i) s += (i > 1 ? ", " : "") + std::to_string(i);
+    return s + "]";
+  };
+  // 1000 x 1000 x 1000 = 10^9 cases: at about 1 KiB each, a terabyte if they were built.
+  write(dir / "billion.json",
+        scenario("billion", "loader", "{}",
+                 R"({"dataset.samples": )" + values(1000) + R"(, "batch_size": )" + values(1000) +
+                     R"(, "batches": )" + values(1000) + "}",
+                 k_short));
+  const std::string file = (dir / "billion.json").string();
+  auto t0 = clock_type::now();
+  auto o = run_pinbench("validate " + file + " --max-cases 2000000000");
+  INFO(o.err);
+  CHECK(o.code == 0);
+  CHECK(o.out.find("1000000000 case(s)") != std::string::npos);
+  CHECK(o.out.find("counted only: run builds at most 1000000 cases of one scenario") !=
+        std::string::npos);
+  CHECK(seconds_since(t0) < 60 * time_scale());
+
+  t0 = clock_type::now();
+  o = run_pinbench("run " + file + " --max-cases 2000000000 --backend host --out " +
+                   (dir / "r.json").string());
+  CHECK(o.code == 2);
+  CHECK(lines(o.err) == 1);
+  CHECK(o.err.find("billion.json: matrix: expands to 1000000000 cases (1000 dataset.samples x "
+                   "1000 batch_size x 1000 batches), more than pinbench builds for one scenario "
+                   "(1000000, whatever --max-cases says)") != std::string::npos);
+  CHECK(seconds_since(t0) < 60 * time_scale());
+  CHECK_FALSE(fs::exists(dir / "r.json"));
+  // Within the default limit nothing changes: the count, then every case checked.
+  o = run_pinbench("validate " + file + " --set batch_size=8 --set batches=1");
+  CHECK(o.code == 0);
+  CHECK(o.out.find("1000 case(s)") != std::string::npos);
+  CHECK(o.out.find("counted only") == std::string::npos);
   fs::remove_all(dir);
 }
 

@@ -12,6 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
+#include "image/image_set.hpp"
+#include "image/jpeg.hpp"
+#include "support.hpp"
 
 namespace fs = std::filesystem;
 using pinbench::testing::fresh_dir;
@@ -172,6 +175,45 @@ TEST_CASE("loader: jpeg on generated images, then on a user's folder, then a cor
     CHECK(c.at("info").at("corrupt_skipped").at("samples").get<int>() >= 1);
   }
   ::unsetenv("PINBENCH_CACHE_DIR");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("loader: images over dataset.max_pixels fail the case by name, in bounded memory",
+          "[app][loader][image]") {
+  const fs::path dir = fresh_dir("loader-jpeg-huge");
+  // Eight ~1 KB files whose headers declare 16000 x 16000 (a 768 MB RGB buffer each), read by
+  // four workers: each would hold one such buffer if the header were not checked first.
+  fs::create_directories(dir / "photos" / "class_a");
+  std::vector<std::byte> big =
+      pinbench::image::encode_jpeg(pinbench::image::synthesize_image(64, 48, 1), 90);
+  REQUIRE(pinbench::testing::declare_jpeg_size(big, 16000, 16000));
+  for (int i = 0; i < 8; ++i)
+    pinbench::testing::write_binary(dir / "photos" / "class_a" / ("big_" + std::to_string(i) + ".jpg"),
+                                    big);
+  const std::string out = (dir / "r.json").string();
+  const std::string base = "run builtin:loader-jpeg-workers --out " + out + k_fast_jpeg +
+                           " --set dataset.dir=" + (dir / "photos").string() +
+                           " --set num_workers=4 --set batch_size=1 --set dataset.samples=8";
+  auto o = run_pinbench(base);
+  INFO(o.err);
+  CHECK(o.code == 1);
+  {
+    std::ifstream in(out);
+    const auto j = nlohmann::json::parse(in);
+    const auto& c = j.at("scenarios").at(0).at("cases").at(0);
+    CHECK(c.at("status") == "error");
+    const auto message = c.at("message").get<std::string>();
+    CHECK(message.find((dir / "photos" / "class_a").string() + "/big_") != std::string::npos);
+    CHECK(message.find(".jpg: 16000x16000 = 256000000 pixels, over dataset.max_pixels 67108864 "
+                       "(raise it to decode this image)") != std::string::npos);
+    CHECK(j.at("process").at("peak_rss_bytes").get<std::uint64_t>() < (std::uint64_t{512} << 20));
+  }
+  // The budget is a param with bounds: 0 and more than 2^28 are refused at load.
+  for (const char* bad : {"0", "268435457"}) {
+    o = run_pinbench(base + " --set dataset.max_pixels=" + bad);
+    CHECK(o.code == 2);
+    CHECK(o.err.find("dataset.max_pixels") != std::string::npos);
+  }
   fs::remove_all(dir);
 }
 

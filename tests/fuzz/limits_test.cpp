@@ -204,3 +204,41 @@ TEST_CASE("a number beyond a double's range is a one-line input error", "[fuzz][
         p.string() + ": not valid JSON: number overflow parsing '1e400'");
   fs::remove_all(dir);
 }
+
+TEST_CASE("duplicate keys: found in any object, by decoded key, with path and position",
+          "[fuzz][limits]") {
+  using pinbench::check_duplicate_keys;
+  CHECK(input_error_of([] {
+          check_duplicate_keys(R"({"a": [1, {"b": 0, "c": {"b": 1}}, {"x": 1, "x": 2}]})", "f");
+        }) == R"(f: a[2].x: duplicate key "x" (line 1, column 45))");
+  // Siblings and nested objects may use the same keys; text inside strings is text.
+  CHECK_NOTHROW(check_duplicate_keys(R"([{"a": 1}, {"a": 2, "b": {"a": 3}}])", "f"));
+  CHECK_NOTHROW(check_duplicate_keys(R"({"a": "}, {\"a\": 1", "b": ["\"a\":"]})", "f"));
+  // Escapes are decoded before comparing; a control character stays escaped in the message.
+  CHECK(input_error_of([] { check_duplicate_keys("{\"a\\n\": 1,\n \"a\\u000a\": 2}", "f"); }) ==
+        R"(f: a\n: duplicate key "a\n" (line 2, column 2))");
+  // Past the first few keys a hash set takes over: a repeat is still found.
+  std::string many = "{";
+  for (int i = 0; i < 1000; ++i) many += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ", ";
+  CHECK_NOTHROW(check_duplicate_keys(many + "\"end\": 0}", "f"));
+  CHECK_THAT(input_error_of([&] { check_duplicate_keys(many + "\"k3\": 0}", "f"); }),
+             Catch::StartsWith(R"(f: k3: duplicate key "k3" (line 1, column )"));
+}
+
+TEST_CASE("duplicate keys: in a result file and at the command line", "[fuzz][limits][cli]") {
+  const auto dir = fresh_dir("fuzz-duplicate-keys");
+  const fs::path result = dir / "result.json";
+  write(result, "{\"schema\": \"pinbench.result/1\",\n \"schema\": \"pinbench.result/1\"}");
+  CHECK(input_error_of([&] { (void)pinbench::result::read_result_file(result.string()); }) ==
+        result.string() + R"(: schema: duplicate key "schema" (line 2, column 2))");
+  const fs::path scenario = dir / "s.json";
+  write(scenario, scenario_head + R"("1MiB", "bytes": "2MiB"}})");
+  auto o = run_pinbench("validate " + scenario.string());
+  CHECK(o.code == 2);
+  CHECK(o.err == "pinbench: error: " + scenario.string() +
+                     R"(: params.bytes: duplicate key "bytes" (line 1, column 99))" + "\n");
+  o = run_pinbench("report " + result.string());
+  CHECK(o.code == 2);
+  CHECK_THAT(o.err, Catch::Contains("duplicate key \"schema\""));
+  fs::remove_all(dir);
+}

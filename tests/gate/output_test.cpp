@@ -115,6 +115,23 @@ TEST_CASE("golden: the comparison as Markdown", "[gate][output][golden]") {
   check_golden("compare.md", gate::to_markdown(fixture_comparison()));
 }
 
+TEST_CASE("Markdown: link and image syntax in case ids and messages shows as text",
+          "[gate][output]") {
+  auto [base, current] = fixture();
+  // A case in both (a row), a case in one only, a message, a file label with a backtick.
+  for (auto* r : {&base, &current}) r->scenarios[0].cases[0].id = "[click](http://x)";
+  base.scenarios[0].cases[2].id = "![x](http://y)";
+  current.scenarios[1].cases[1].message = "see [here](http://z) `now`";
+  const auto c = gate::compare(base, current, gate::options{}, "b`ase.json", "current.json");
+  const std::string md = gate::to_markdown(c);
+  // In code spans, which show their text literally whatever it holds.
+  CHECK(md.find("| transfer-modes | `[click](http://x)` | bandwidth |") != std::string::npos);
+  CHECK(md.find("- only in the baseline: transfer-modes `![x](http://y)`\n") != std::string::npos);
+  CHECK(md.find("| base | ``b`ase.json`` |") != std::string::npos);
+  // In text, escaped.
+  CHECK(md.find("see \\[here\\](http://z) \\`now\\`") != std::string::npos);
+}
+
 TEST_CASE("golden: the comparison as JUnit XML", "[gate][output][golden]") {
   check_golden("compare_junit.xml", gate::to_junit(fixture_comparison()));
 }

@@ -207,6 +207,38 @@ TEST_CASE("jpeg: a header claiming an absurd size is refused before any allocati
   CHECK(out.pixels.capacity() < 1000000);
 }
 
+TEST_CASE("jpeg: an image over the pixel budget is refused from its header, before its buffer",
+          "[image][jpeg]") {
+  // A 64 x 48 picture whose header claims 16000 x 16000: 256000000 pixels, a 768 MB RGB buffer
+  // (within the absolute 2^28 limit, over the default budget of 2^26).
+  std::vector<std::byte> file = encode_jpeg(synthesize_image(64, 48, 1), 90);
+  REQUIRE(pinbench::testing::declare_jpeg_size(file, 16000, 16000));
+  rgb_image out;
+  try {
+    decode_jpeg(file, out);
+    FAIL("a 16000x16000 header was decoded");
+  } catch (const pixel_budget_error& e) {
+    CHECK(e.width() == 16000);
+    CHECK(e.height() == 16000);
+    CHECK(e.pixels() == 256000000u);
+    CHECK(e.budget() == default_max_pixels);
+    CHECK(std::string(e.what()) ==
+          "16000x16000 = 256000000 pixels, over the decode's budget of 67108864 pixels");
+  }
+  CHECK(out.pixels.capacity() < 1000000);  // nothing was allocated for the pixels
+  CHECK(default_max_pixels == 8192u * 8192u);
+  CHECK(read_jpeg_header(file).width == 16000);  // the header alone is read at any budget
+  CHECK_THROWS_AS((void)read_jpeg_header(file, default_max_pixels), pixel_budget_error);
+
+  // The budget is the caller's: one pixel short refuses, the exact size decodes.
+  const std::vector<std::byte> small = encode_jpeg(synthesize_image(64, 48, 1), 90);
+  CHECK_THAT(image_error_of([&] { decode_jpeg(small, out, 64 * 48 - 1); }),
+             Catch::Contains("64x48 = 3072 pixels, over the decode's budget of 3071"));
+  decode_jpeg(small, out, 64 * 48);
+  CHECK(out.width == 64);
+  CHECK(out.height == 48);
+}
+
 TEST_CASE("jpeg: threads decoding at once get identical pixels", "[image][jpeg]") {
   std::vector<std::vector<std::byte>> files;
   std::vector<rgb_image> expected(3);

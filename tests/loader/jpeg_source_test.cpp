@@ -18,10 +18,12 @@
 
 #include "image/augment.hpp"
 #include "image/image_set.hpp"
+#include "image/jpeg.hpp"
 #include "loader/dataset.hpp"
 #include "loader/jpeg_source.hpp"
 #include "loader/loader.hpp"
 #include "loader_support.hpp"
+#include "support.hpp"
 
 using namespace pinbench;
 using namespace pinbench::loader;
@@ -195,6 +197,50 @@ TEST_CASE("jpeg source: a corrupt file fails with its path, or is counted with s
   CHECK(data.jpeg()->skipped_files()[0].find(broken.string()) != std::string::npos);
   // Nothing was written into the user's folder.
   CHECK(count_entries() == entries_before);
+}
+
+TEST_CASE("jpeg source: an image over dataset.max_pixels fails with its path and both sizes",
+          "[loader][image]") {
+  const temp_cache cache("budget");
+  const fs::path folder = cache.path() / "photos";
+  fs::create_directories(folder / "class_a");
+  std::vector<std::byte> big = image::encode_jpeg(image::synthesize_image(64, 48, 3), 90);
+  REQUIRE(pinbench::testing::declare_jpeg_size(big, 16000, 16000));
+  pinbench::testing::write_binary(folder / "class_a" / "big.jpg", big);
+  pinbench::testing::write_binary(folder / "class_a" / "small.jpg",
+                                  image::encode_jpeg(image::synthesize_image(64, 48, 4), 90));
+
+  dataset_spec spec = small_jpeg_spec(2, 0);
+  spec.jpeg.folder = std::make_shared<const image::image_list>(
+      image::scan_image_folder(folder, 0, "test.json", "params.dataset.dir"));
+  REQUIRE(spec.jpeg.folder->files.size() == 2);
+  REQUIRE(spec.jpeg.folder->files[0].path.filename() == "big.jpg");
+  CHECK(spec.jpeg.max_pixels == 67108864u);  // the default: 8192 x 8192
+  std::vector<std::byte> out(image::tensor_bytes(24, spec.jpeg.format));
+  sample_header h;
+  const std::string expected = (folder / "class_a" / "big.jpg").string() +
+                               ": 16000x16000 = 256000000 pixels, over dataset.max_pixels "
+                               "67108864 (raise it to decode this image)";
+  {
+    const dataset data(spec);
+    data.produce(1, out.data(), h);  // the small one decodes
+    try {
+      data.produce(0, out.data(), h);
+      FAIL("a 16000x16000 image was decoded");
+    } catch (const loader_error& e) {
+      CHECK(std::string(e.what()) == expected);
+    }
+  }
+  // A budget below the small image refuses it too; skip_corrupt counts a refused image.
+  spec.jpeg.max_pixels = 64 * 48 - 1;
+  spec.jpeg.skip_corrupt = true;
+  const dataset data(spec);
+  sample_cost cost;
+  data.produce(1, out.data(), h, &cost);
+  CHECK(cost.skipped);
+  REQUIRE(data.jpeg()->skipped_files().size() == 1);
+  CHECK(data.jpeg()->skipped_files()[0].find("64x48 = 3072 pixels, over dataset.max_pixels 3071") !=
+        std::string::npos);
 }
 
 TEST_CASE("jpeg source: cold-cache epochs still read every file", "[loader][image]") {

@@ -1,6 +1,13 @@
 // The result writers and reader: JSON round trip, golden table/CSV/Markdown, error paths.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <future>
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +25,7 @@
 using namespace pinbench;
 using nlohmann::json;
 using nlohmann::ordered_json;
+namespace fs = std::filesystem;
 
 using pinbench::testing::check_golden;
 
@@ -425,6 +433,27 @@ TEST_CASE("Markdown matches its golden file", "[report]") {
   CHECK(md.find('\x1b') == std::string::npos);
 }
 
+TEST_CASE("Markdown shows link and image syntax from inputs as text, never as a link",
+          "[report]") {
+  auto r = sample_run();
+  auto& s = r.scenarios[1];
+  s.description = "# see [the docs](http://x) <img src=x>";
+  s.source = "odd`name.json";
+  s.cases[0].id = "[click](http://x)";
+  s.cases[1].id = "![x](http://y)";
+  s.cases[1].warnings = {"`rm -rf` *now* ~~or~~ [later][1] &amp; <b>x</b> \\[y](z)"};
+  const auto md = report::to_markdown(r);
+  // Brackets escaped: no link text runs into a "(" as a link.
+  CHECK(md.find("| \\[click\\](http://x) |") != std::string::npos);
+  CHECK(md.find("| !\\[x\\](http://y) |") != std::string::npos);
+  for (auto at = md.find("]("); at != std::string::npos; at = md.find("](", at + 1))
+    CHECK(md[at - 1] == '\\');
+  CHECK(md.find("\n\\# see \\[the docs\\](http://x) &lt;img src=x>\n") != std::string::npos);
+  CHECK(md.find("source: ``odd`name.json``") != std::string::npos);
+  CHECK(md.find("- warning: !\\[x\\](http://y): \\`rm -rf\\` \\*now\\* \\~\\~or\\~\\~ "
+                "\\[later\\]\\[1\\] &amp;amp; &lt;b>x&lt;/b> \\\\\\[y\\](z)\n") != std::string::npos);
+}
+
 TEST_CASE(
     "rounds and the deterministic flag read back, a rounds list of the wrong length is an error",
     "[report][rounds]") {
@@ -467,4 +496,42 @@ TEST_CASE(
     CHECK(what.find("r.json") != std::string::npos);
     CHECK(what.find("rounds") != std::string::npos);
   }
+}
+
+TEST_CASE("a result file can come through a pipe; a FIFO without a writer does not wait",
+          "[report]") {
+  const auto dir = fs::temp_directory_path() / ("pinbench-report-pipe-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // As `pinbench report <(zcat r.json.gz)` passes it: /dev/fd/N of a pipe.
+  int ends[2] = {-1, -1};
+  REQUIRE(::pipe(ends) == 0);
+  const std::string text = result::to_json(sample_run()).dump();
+  REQUIRE(text.size() < 65536);  // fits in the pipe's buffer: written before it is read
+  REQUIRE(::write(ends[1], text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  ::close(ends[1]);
+  const auto back = result::read_result_file("/dev/fd/" + std::to_string(ends[0]));
+  ::close(ends[0]);
+  CHECK(back.scenarios.size() == 2);
+
+  const fs::path fifo = dir / "r.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  auto reading = std::async(std::launch::async, [&] {
+    try {
+      (void)result::read_result_file(fifo.string());
+    } catch (const input_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  });
+  if (reading.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (writer >= 0) ::close(writer);
+    FAIL("reading a FIFO waited for a writer");
+  }
+  CHECK_THAT(reading.get(), Catch::StartsWith(fifo.string() + ": not valid JSON"));
+  // A device is no result file.
+  CHECK_THROWS_WITH(result::read_result_file("/dev/zero"),
+                    "/dev/zero: is a character device, expected a regular file");
+  fs::remove_all(dir);
 }

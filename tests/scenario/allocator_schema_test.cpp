@@ -2,16 +2,24 @@
 // scenario at load time (bad enum, bad PYTORCH_CUDA_ALLOC_CONF text, a trace without a file).
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "core/units.hpp"
 #include "kinds/registry.hpp"
 #include "scenario/sampling_schema.hpp"
 #include "scenario/scenario.hpp"
+#include "cli_runner.hpp"
 #include "scenario_helpers.hpp"
 
 using namespace pinbench;
 using namespace pinbench::scenario;
 using nlohmann::json;
 using pinbench::testing::input_error_of;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -161,5 +169,58 @@ TEST_CASE("a trace workload needs a trace file, checked before running", "[scena
         R"(a.json: params.trace_file: required when workload is "trace")");
   CHECK(expand_error("", {{"workload", "trace"}}) ==
         R"(a.json: params.trace_file: required when workload is "trace")");
-  CHECK(expand_error(R"("params": {"workload": "trace", "trace_file": "t.json"})") == "(no error)");
+  // The file is checked too (see below): one that is not there is refused at load.
+  CHECK(expand_error(R"("params": {"workload": "trace", "trace_file": "no-such-trace.json"})") ==
+        "a.json: params.trace_file: no-such-trace.json: cannot open the trace file: No such file "
+        "or directory");
+}
+
+TEST_CASE("a trace file must be a readable regular file of a known format, checked at load",
+          "[scenario][allocator]") {
+  const fs::path dir = pinbench::testing::fresh_dir("allocator-trace-file");
+  const auto error_for = [](const std::string& trace) {
+    return expand_error(R"("params": {"workload": "trace", "trace_file": )" + json(trace).dump() +
+                        "}");
+  };
+  const auto write_text = [](const fs::path& p, const std::string& text) {
+    std::ofstream(p, std::ios::binary) << text;
+  };
+  write_text(dir / "t.json", R"({"schema": "pinbench.trace/1", "events": []})");
+  write_text(dir / "rmm.csv", "Thread,Time,Action,Pointer,Size,Stream\n");
+  CHECK(error_for((dir / "t.json").string()) == "(no error)");
+  CHECK(error_for((dir / "rmm.csv").string()) == "(no error)");
+
+  const std::string prefix = "a.json: params.trace_file: ";
+  CHECK(error_for((dir / "missing.json").string()) ==
+        prefix + (dir / "missing.json").string() +
+            ": cannot open the trace file: No such file or directory");
+  CHECK(error_for(dir.string()) ==
+        prefix + dir.string() + ": is a directory, expected a trace file");
+  CHECK_THAT(error_for("/dev/zero"),
+             Catch::StartsWith(prefix + "/dev/zero: is a character device, expected a regular "
+                                        "file"));
+  const fs::path fifo = dir / "fifo.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THAT(error_for(fifo.string()),  // refused from stat: opening it would wait for a writer
+             Catch::StartsWith(prefix + fifo.string() + ": is a FIFO (named pipe), expected a "
+                                                        "regular file"));
+  write_text(dir / "empty.json", "  \n");
+  CHECK_THAT(error_for((dir / "empty.json").string()), Catch::Contains("the trace is empty"));
+  write_text(dir / "snapshot.pickle", "\x80\x02}q\x00");
+  CHECK_THAT(error_for((dir / "snapshot.pickle").string()), Catch::Contains("looks like a pickle"));
+  write_text(dir / "other.csv", "a,b,c\n1,2,3\n");
+  CHECK_THAT(error_for((dir / "other.csv").string()),
+             Catch::StartsWith(prefix + (dir / "other.csv").string() +
+                               ": line 1: expected a pinbench.trace/1 JSON trace"));
+  if (::geteuid() != 0) {  // root reads any file
+    write_text(dir / "locked.json", "{}");
+    fs::permissions(dir / "locked.json", fs::perms::none);
+    CHECK(error_for((dir / "locked.json").string()) ==
+          prefix + (dir / "locked.json").string() +
+              ": cannot open the trace file: Permission denied");
+  }
+  // Only a trace workload reads it: another workload ignores a stale path.
+  CHECK(expand_error(R"("params": {"workload": "random", "trace_file": "/dev/zero"})") ==
+        "(no error)");
+  fs::remove_all(dir);
 }

@@ -1,8 +1,15 @@
 // Loading scenarios from files, directories and the built-ins; the bad-input fixtures.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <atomic>
+#include <chrono>
+#include <cstring>
+#include <future>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -111,6 +118,41 @@ TEST_CASE("a missing file cannot be read", "[scenario][inputs]") {
         missing + ": cannot read: No such file or directory");
   CHECK(input_error_of([&] { (void)load_inputs({missing}); }) ==
         missing + ": cannot read: No such file or directory");
+}
+
+TEST_CASE("a scenario path that is not a regular file is refused by its type, unopened",
+          "[scenario][inputs]") {
+  temp_dir dir;
+  const fs::path fifo = dir.path() / "fifo.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // Opening a FIFO for reading waits for a writer: the load runs aside, and a writer is let in
+  // if it has not returned in time, so that a regression fails here instead of hanging.
+  auto load = std::async(std::launch::async,
+                         [&] { return input_error_of([&] { (void)load_inputs({fifo.string()}); }); });
+  if (load.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (writer >= 0) ::close(writer);
+    FAIL("loading a FIFO waited for a writer");
+  }
+  CHECK(load.get() == fifo.string() + ": is a FIFO (named pipe), expected a regular file");
+
+  CHECK(input_error_of([] { (void)load_inputs({"/dev/zero"}); }) ==
+        "/dev/zero: is a character device, expected a regular file");
+
+  const fs::path socket_path = dir.path() / "socket.json";
+  const int sock = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  REQUIRE(sock >= 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  REQUIRE(socket_path.string().size() < sizeof address.sun_path);
+  std::strncpy(address.sun_path, socket_path.c_str(), sizeof address.sun_path - 1);
+  REQUIRE(::bind(sock, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  CHECK(input_error_of([&] { (void)load_scenario_file(socket_path); }) ==
+        socket_path.string() + ": is a socket, expected a regular file");
+  ::close(sock);
+  // A directory keeps its meaning: the scenarios in it.
+  dir.write("a.json", transfer_doc({}, "in-dir"));
+  CHECK(names_of(load_inputs({dir.path().string()})) == std::vector<std::string>{"in-dir"});
 }
 
 TEST_CASE("a directory gives every *.json in it, sorted by file name", "[scenario][inputs]") {

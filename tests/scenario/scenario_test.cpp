@@ -128,6 +128,47 @@ TEST_CASE("expand: cartesian product, last axis fastest, ids from values as writ
   }
 }
 
+namespace {
+
+// "[1, 2, ..., n]"
+std::string one_to(int n) {
+  std::string s = "[";
+  for (int i = 1; i <= n; ++i) s += (i > 1 ? ", " : "") + std::to_string(i);
+  return s + "]";
+}
+
+}  // namespace
+
+TEST_CASE("a matrix is counted from its factors; expand builds at most max_built_cases",
+          "[scenario][limits]") {
+  // 1000 x 1000 x 1000 = 10^9 cases: counted at once, never built.
+  const auto s = parse_scenario(
+      R"({"schema": "pinbench.scenario/1", "name": "billion", "kind": "loader", "matrix": {)"
+      R"("dataset.samples": )" + one_to(1000) + R"(, "batch_size": )" + one_to(1000) +
+          R"(, "batches": )" + one_to(1000) + "}}",
+      "b.json");
+  CHECK(count_cases(s) == 1'000'000'000u);
+  CHECK(checked_case_count(s, {}, 2'000'000'000u) == 1'000'000'000u);
+  CHECK(pinbench::testing::input_error_of([&] { (void)checked_case_count(s, {}, 100'000); }) ==
+        "b.json: matrix: expands to 1000000000 cases (1000 dataset.samples x 1000 batch_size x "
+        "1000 batches), more than the limit of 100000; split the scenario, fix a param with "
+        "--set, or raise the limit with --max-cases");
+  // Whatever the limit, expand refuses to build more than fits, before building one.
+  CHECK(max_built_cases == 1'000'000u);
+  CHECK(pinbench::testing::input_error_of([&] { (void)expand(s, {}, UINT64_MAX); }) ==
+        "b.json: matrix: expands to 1000000000 cases (1000 dataset.samples x 1000 batch_size x "
+        "1000 batches), more than pinbench builds for one scenario (1000000, whatever "
+        "--max-cases says); split the scenario or fix a param with --set");
+  // With two axes fixed by --set, 1000 cases remain: built, and visited one by one in order.
+  const std::vector<override_spec> sets = {{"batch_size", "8"}, {"batches", "2"}};
+  CHECK(checked_case_count(s, sets, 1000) == 1000);
+  const auto cases = expand(s, sets);
+  std::vector<std::string> visited;
+  for_each_case(s, sets, 1000, [&](const case_spec& c) { visited.push_back(c.id); });
+  CHECK(visited == ids_of(cases));
+  CHECK(visited.back() == "dataset.samples=1000");
+}
+
 TEST_CASE("expand without a matrix gives one case named default", "[scenario]") {
   const auto s = parse_scenario(transfer_doc(), "t");
   const auto cases = expand(s);

@@ -5,6 +5,9 @@
 #include <filesystem>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "alloc/workload.hpp"
 #include "core/error.hpp"
 
 namespace pinbench::kinds::allocator {
@@ -37,6 +40,17 @@ std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p
   if (!trace.empty() && trace.is_relative() && !source.empty())
     trace = std::filesystem::path(source).parent_path() / trace;
   a->trace_file = trace.string();
+  // Found now, at validate and before run measures anything, not when the case starts.
+  if (a->workload == "trace") {
+    try {
+      alloc::check_trace_file(a->trace_file);
+    } catch (const input_error& e) {
+      throw input_error(source, "params.trace_file",
+                        e.json_path().empty()
+                            ? fmt::format("{}: {}", e.file(), e.message())
+                            : fmt::format("{}: {}: {}", e.file(), e.json_path(), e.message()));
+    }
+  }
   return a;
 }
 

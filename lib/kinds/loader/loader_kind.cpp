@@ -2,6 +2,7 @@
 #include "kinds/loader/loader_kind.hpp"
 
 #include "core/units.hpp"
+#include "image/jpeg.hpp"
 #include "kinds/loader/loader_engine.hpp"
 #include "kinds/loader/loader_params.hpp"
 
@@ -55,6 +56,12 @@ kind_spec describe() {
               enumeration("dataset.output", {"float32", "uint8"}, "float32",
                           "jpeg: float32 = ToTensor + Normalize (ImageNet mean/std), CHW; "
                           "uint8 = the 8-bit pixels, CHW"),
+              bounded("dataset.max_pixels", param_type::integer, image::default_max_pixels, 1,
+                      false,
+                      static_cast<double>(image::max_pixels_limit),
+                      "jpeg: an image whose header declares more pixels (width x height) is "
+                      "refused before it is decoded; a worker's RGB buffer takes 3 bytes per "
+                      "pixel (count; at most 2^28)"),
               boolean("dataset.skip_corrupt", false,
                       "jpeg: a file that does not decode is counted and its sample left zero, "
                       "instead of failing the case"),

@@ -69,6 +69,7 @@ loader_params read(const nlohmann::json& p) {
   j.format = d.at("output") == "uint8" ? image::tensor_format::uint8_chw
                                         : image::tensor_format::float32_chw;
   j.skip_corrupt = d.at("skip_corrupt").get<bool>();
+  j.max_pixels = d.at("max_pixels").get<std::uint64_t>();
   if (l.dataset.source == source_kind::jpeg)
     l.dataset.sample_bytes = image::tensor_bytes(j.crop, j.format);
   l.spec.batch_size = p.at("batch_size").get<std::size_t>();
