@@ -72,7 +72,7 @@ trace_format detect_format(const std::string& path) {
 }  // namespace
 
 void check_trace_file(const std::string& path) {
-  struct stat st {};
+  struct ::stat st {};  // the POSIX one, not alloc::stat
   if (::stat(path.c_str(), &st) != 0)
     throw input_error(path, "", std::string("cannot open the trace file: ") + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw input_error(path, "", "is a directory, expected a trace file");
