@@ -498,7 +498,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("a result file can come through a pipe; a FIFO without a writer does not wait",
+TEST_CASE("a result file can come through a pipe, a FIFO without a writer does not wait",
           "[report]") {
   const auto dir = fs::temp_directory_path() / ("pinbench-report-pipe-" + std::to_string(::getpid()));
   fs::remove_all(dir);

@@ -139,7 +139,7 @@ std::string one_to(int n) {
 
 }  // namespace
 
-TEST_CASE("a matrix is counted from its factors; expand builds at most max_built_cases",
+TEST_CASE("a matrix is counted from its factors, expand builds at most max_built_cases",
           "[scenario][limits]") {
   // 1000 x 1000 x 1000 = 10^9 cases: counted at once, never built.
   const auto s = parse_scenario(
