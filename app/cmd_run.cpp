@@ -244,10 +244,17 @@ int run_here(const run_args& a, const dist::launch_info& launch, dist::communica
   const auto scenarios = scenario::load_inputs(a.inputs);
   for (const auto& s : scenarios) scenario::check_overrides(s, overrides);
   std::size_t total = 0;
-  for (const auto& s : scenarios) total += scenario::expand(s, overrides, a.max_cases).size();
+  std::vector<named_file> inputs = input_files(a);
+  for (const auto& s : scenarios) {
+    const auto cases = scenario::expand(s, overrides, a.max_cases);
+    total += cases.size();
+    for (const auto& c : cases)
+      if (c.typed)
+        for (auto& f : c.typed->input_files()) inputs.push_back({"the case input", std::move(f)});
+  }
   if (a.snapshot == "-")
     throw input_error({}, "--snapshot", "expected a file path (snapshots are too big for stdout)");
-  check_distinct_files(input_files(a), {{"--out", a.out}, {"--snapshot", a.snapshot}});
+  check_distinct_files(inputs, {{"--out", a.out}, {"--snapshot", a.snapshot}});
   if (lead && !a.out.empty()) check_writable(a.out);
   if (lead && !a.snapshot.empty()) check_writable(a.snapshot);
   if (launched && a.repeat > 1 && a.rounds_in == "processes" && !a.round)
@@ -356,7 +363,8 @@ int run_here(const run_args& a, const dist::launch_info& launch, dist::communica
   }
   // A signal after the last case still says "interrupted" by its exit code; the result is whole.
   const bool interrupted = result.interrupted || interrupt_requested();
-  if (interrupted && result.interrupted_by.empty()) result.interrupted_by = interrupt_signal_name();
+  // The signal this process got names the stop; else the one another rank or round got.
+  if (interrupted && interrupt_requested()) result.interrupted_by = interrupt_signal_name();
   const bool lost = !result.lost_rank.is_null();
   // Rank 0 reports for every rank; the others' exit code says how their own cases went. After
   // a loss, the rank that writes is rank 0, or rank 1 when rank 0 is the one lost.
@@ -369,7 +377,7 @@ int run_here(const run_args& a, const dist::launch_info& launch, dist::communica
                    result.lost_rank.value("message", std::string()).c_str());
       return exit_environment;
     }
-    return interrupted ? interrupted_exit_code()
+    return interrupted ? interrupted_exit_code(result.interrupted_by)
                        : (result.any_failed() ? exit_case_failed : exit_ok);
   }
 
@@ -413,7 +421,7 @@ int run_here(const run_args& a, const dist::launch_info& launch, dist::communica
                  result.interrupted_by.empty() ? "another rank" : result.interrupted_by.c_str(),
                  saved ? "the result holds every case completed so far"
                        : "what was measured is in the table above");
-    return interrupted_exit_code();
+    return interrupted_exit_code(result.interrupted_by);
   }
   if (!saved) return exit_environment;
   return result.any_failed() ? exit_case_failed : exit_ok;

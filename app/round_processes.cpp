@@ -69,7 +69,7 @@ pid_t spawn(const std::vector<std::string>& args) {
   return pid;
 }
 
-// Waits for the round, passing a stop signal (Ctrl-C, SIGTERM, SIGHUP) on to it once. Returns its
+// Waits for the round, passing a stop (Ctrl-C, SIGTERM, SIGHUP) on to it once, as SIGTERM. Returns its
 // exit code (128 + signal).
 int wait_for(pid_t pid) {
   bool forwarded = false;
@@ -84,7 +84,9 @@ int wait_for(pid_t pid) {
     if (done < 0 && errno != EINTR)
       throw environment_error(std::string("lost a round's process: ") + std::strerror(errno));
     if (!forwarded && interrupt_requested()) {
-      ::kill(pid, interrupt_signal());
+      // SIGTERM, whatever stopped this process: a Ctrl-C at the terminal reached the round
+      // too (same process group), and a second SIGINT would end it without its result.
+      ::kill(pid, SIGTERM);
       forwarded = true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

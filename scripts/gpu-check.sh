@@ -128,8 +128,8 @@ deadline=$((started + budget_total))
 failed=0
 say() { printf 'gpu-check: [%3ds] %s\n' "$((SECONDS - started))" "$*" | tee -a "$log" >&2; }
 
-# run_step NAME BUDGET CMD...: runs CMD under min(BUDGET, time left), SIGINT at the limit and
-# SIGKILL 5 s later; output to log.txt; one row in the step table. Exit 77 means skipped.
+# run_step NAME BUDGET CMD...: runs CMD under min(BUDGET, time left), SIGTERM at the limit (kept
+# even when the script runs in the background, where SIGINT starts ignored) and SIGKILL 5 s later; output to log.txt; one row in the step table. Exit 77 means skipped.
 run_step() {
   local name=$1 budget=$2
   shift 2
@@ -144,7 +144,7 @@ run_step() {
   t0=$SECONDS
   {
     echo "==== $name: $* ===="
-    timeout -s INT -k 5 "$limit" "$@" 2>&1
+    timeout -s TERM -k 5 "$limit" "$@" 2>&1
   } >>"$log"
   rc=$?
   case $rc in

@@ -104,14 +104,21 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
   if (fd < 0)
     throw save_error(path.string() + ": cannot create a temporary file: " + errno_text(errno));
   int err = 0;
-  if (!write_all(fd, content)) err = errno;
-  if (err == 0 && ::fsync(fd) != 0) err = errno;
-  if (err == 0 && exists) {
-    // The new file is the old one's: same mode (a private result stays private), and the same
-    // owner where this process may give it (root replacing a user's file).
-    if (::fchmod(fd, target.st_mode & 07777) != 0) err = errno;
+  if (exists) {
+    // The new file is the old one's, before a byte is in it: same mode (a private result stays
+    // private, never readable by others for a moment), and the same owner where this process
+    // may give it (root replacing a user's file). A file system that cannot change modes
+    // (vfat, some FUSE mounts) is let be, unless the file would end up looser than the old.
     (void)!::fchown(fd, target.st_uid, target.st_gid);
+    if (::fchmod(fd, target.st_mode & 07777) != 0) {
+      const int chmod_err = errno;
+      struct stat now {};
+      if (::fstat(fd, &now) != 0 || (now.st_mode & 07777 & ~(target.st_mode & 07777)) != 0)
+        err = chmod_err;
+    }
   }
+  if (err == 0 && !write_all(fd, content)) err = errno;
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
   if (::close(fd) != 0 && err == 0) err = errno;
   if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
   if (err != 0) {

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <string_view>
 #include <unistd.h>
 
 #include "core/error.hpp"
@@ -27,7 +28,13 @@ void install_interrupt_handler() {
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0;
-  for (const int signo : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signo, &sa, nullptr);
+  for (const int signo : {SIGINT, SIGTERM, SIGHUP}) {
+    // A signal the process was started with ignored stays ignored: `nohup` (SIGHUP) and a
+    // shell's background job (SIGINT) mean the run should not stop on it.
+    struct sigaction old {};
+    if (::sigaction(signo, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    ::sigaction(signo, &sa, nullptr);
+  }
 }
 
 bool interrupt_requested() noexcept {
@@ -53,6 +60,12 @@ const char* interrupt_signal_name() noexcept {
 int interrupted_exit_code() noexcept {
   const int signo = interrupt_signal();
   return 128 + (signo == 0 ? SIGINT : signo);
+}
+
+int interrupted_exit_code(std::string_view signal_name) noexcept {
+  if (signal_name == "SIGTERM") return 128 + SIGTERM;
+  if (signal_name == "SIGHUP") return 128 + SIGHUP;
+  return 128 + SIGINT;
 }
 
 bool is_interrupted_exit_code(int code) noexcept {

@@ -3,9 +3,12 @@
 // it measured.
 #pragma once
 
+#include <string_view>
+
 namespace pinbench {
 
-/// Installs one handler for SIGINT, SIGTERM and SIGHUP that records the first signal. A second
+/// Installs one handler for SIGINT, SIGTERM and SIGHUP (those not ignored when the process
+/// started: `nohup` keeps SIGHUP ignored) that records the first signal. A second
 /// Ctrl-C ends the process at once (130); a repeated SIGTERM or SIGHUP does not (they often
 /// come twice on their own).
 void install_interrupt_handler();
@@ -22,6 +25,10 @@ void install_interrupt_handler();
 /// The exit code of a run that stopped on request: 128 + the signal (130 for Ctrl-C, 143 for
 /// SIGTERM, 129 for SIGHUP), as a shell reports a process the signal ended.
 [[nodiscard]] int interrupted_exit_code() noexcept;
+
+/// The same for a signal's name as a result records it (interrupted_by: the signal may have
+/// reached another rank); 130 for "" or an unknown name.
+[[nodiscard]] int interrupted_exit_code(std::string_view signal_name) noexcept;
 
 /// True for an exit code interrupted_exit_code() can return (a child that stopped on request).
 [[nodiscard]] bool is_interrupted_exit_code(int code) noexcept;

@@ -1,6 +1,7 @@
 #include "dist/tcp.hpp"
 
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -256,12 +257,14 @@ class tcp_communicator final : public communicator {
     head.length = why.size();
     std::string frame(reinterpret_cast<const char*>(&head), sizeof head);
     frame.append(why.data(), why.size());
-    // A rank that does not read within a moment is not waited for: it sees the link close.
+    // A rank that does not read within a moment is not waited for. The links stay open (only
+    // this side's writing ends): closing one with unread bytes in it would reset it, and the
+    // rank at the other end could lose the notice and take rank 0 for the lost one.
     const auto deadline = steady::now() + std::chrono::milliseconds(200);
     for (std::size_t peer = 1; peer < links_.size(); ++peer) {
-      if (links_[peer].valid())
-        (void)net::write_all(links_[peer].get(), frame.data(), frame.size(), deadline);
-      links_[peer].reset();
+      if (!links_[peer].valid()) continue;
+      (void)net::write_all(links_[peer].get(), frame.data(), frame.size(), deadline);
+      ::shutdown(links_[peer].get(), SHUT_WR);
     }
     broken_ = true;
   }
@@ -270,7 +273,10 @@ class tcp_communicator final : public communicator {
     // `why` as given: the caller says which rank and why in its own words.
     std::fprintf(stderr, "%.*s\n", static_cast<int>(why.size()), why.data());
     std::fflush(stderr);
-    // The others see their connection to this rank (or to rank 0, which then ends) break.
+    // The others see their connection to this rank (or to rank 0, which then ends) break. Rank
+    // 0 after stop_others first reads what the others still send, for a moment, so that a rank
+    // in the middle of sending gets to its receive and reads the notice instead of a reset.
+    if (rank_ == 0 && broken_) drain_links(steady::now() + std::chrono::seconds(2));
     for (auto& link : links_) link.reset();
     ::_exit(exit_code);
   }
@@ -309,6 +315,33 @@ class tcp_communicator final : public communicator {
     }
     broken_ = false;
     return reply;
+  }
+
+  /// Rank 0: reads and drops whatever the others send until each link ends or the deadline.
+  void drain_links(steady::time_point deadline) {
+    char sink[1 << 16];
+    std::vector<pollfd> fds;
+    for (;;) {
+      fds.clear();
+      for (std::size_t peer = 1; peer < links_.size(); ++peer)
+        if (links_[peer].valid()) fds.push_back({links_[peer].get(), POLLIN, 0});
+      if (fds.empty() || ::poll(fds.data(), fds.size(), net::millis_left(deadline)) <= 0) return;
+      for (const auto& p : fds) {
+        if (p.revents == 0) continue;
+        if (net::read_available(p.fd, sink, sizeof sink) < 0) {
+          for (auto& link : links_)
+            if (link.valid() && link.get() == p.fd) link.reset();
+        }
+      }
+    }
+  }
+
+  /// A rank other than 0 whose link to rank 0 broke: whether rank 0's stop notice is what
+  /// came last (rank 0 ended the launch on purpose, after a loss it saw).
+  [[nodiscard]] bool stop_notice_waiting() const {
+    header head;
+    return net::read_available(link(0), &head, sizeof head) == static_cast<long>(sizeof head) &&
+           head.magic == wire_magic && head.code == code_of(op::stop);
   }
 
   struct incoming {
@@ -432,12 +465,19 @@ class tcp_communicator final : public communicator {
   }
 
   void settle(net::io result, int peer, std::uint32_t code, timeout limit) const {
-    if (result == net::io::closed) throw closed(peer, name_of_code(code));
+    if (result == net::io::closed) {
+      if (rank_ != 0 && stop_notice_waiting())
+        throw rank_lost_error(fmt::format("rank {}: rank 0 stopped the launch after a loss", rank_),
+                              -1, true);
+      throw closed(peer, name_of_code(code));
+    }
     if (result == net::io::timed_out) {
-      // Rank 0 answers once every rank has asked: its silence may be another rank's fault.
-      throw rank_lost_error(fmt::format("rank {}: no answer from rank {} within {:g} s in {}",
-                                        rank_, peer, seconds(limit), name_of_code(code)),
-                            peer);
+      // Rank 0 answers once every rank has asked: its silence may be another rank's fault, so
+      // a rank other than 0 cannot say which is lost (and does not write: rank 0 may).
+      throw rank_lost_error(fmt::format("rank {}: no answer from rank {} within {:g} s in {}{}",
+                                        rank_, peer, seconds(limit), name_of_code(code),
+                                        rank_ == 0 ? "" : " (rank 0, or a rank it waits for)"),
+                            rank_ == 0 ? peer : -1);
     }
   }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,8 @@ struct sampling {
 /// (kinds::kind_spec::parse_case); an engine reads it with params_of<T>().
 struct case_params {
   virtual ~case_params() = default;
+  /// The files the case reads (an allocator's trace): no output of the run may replace one.
+  [[nodiscard]] virtual std::vector<std::string> input_files() const { return {}; }
 };
 
 /// One point of the matrix: what an engine runs.

@@ -154,7 +154,10 @@ struct child {
   clock_type::time_point started;
 };
 
-child spawn(const std::vector<std::string>& args, const fs::path& out, const fs::path& err) {
+// `own_group`: the child leads a process group of its own, as a terminal's foreground job does
+// (kill(-pid) then signals it and every process it starts, as Ctrl-C at a terminal does).
+child spawn(const std::vector<std::string>& args, const fs::path& out, const fs::path& err,
+            bool own_group = false) {
   std::vector<std::string> argv{pinbench::testing::pinbench_exe()};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<char*> cargv;
@@ -166,6 +169,7 @@ child spawn(const std::vector<std::string>& args, const fs::path& out, const fs:
   c.pid = ::fork();
   REQUIRE(c.pid >= 0);
   if (c.pid == 0) {
+    if (own_group) ::setpgid(0, 0);
     const int o = ::open(out_s.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int e = ::open(err_s.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (o < 0 || e < 0) ::_exit(126);
@@ -924,6 +928,8 @@ void check_kept(const json& j, const std::string& err, const char* signal_name) 
   CHECK(j.value("interrupted", false));
   CHECK(j.value("interrupted_by", "") == std::string(signal_name));
   const auto kept = result_cases(j);
+  REQUIRE(!kept.empty());
+  CHECK(kept.front().status == "ok");  // signalled after a case and a half: one completed
   CHECK(kept.size() < 8);
   for (std::size_t i = 0; i + 1 < kept.size(); ++i) CHECK(kept[i].status == "ok");
   CHECK(logged_cases(err).size() == kept.size());
@@ -977,8 +983,24 @@ TEST_CASE("faults: SIGTERM (twice, as timeout sends it) and SIGHUP keep what was
         pinbench::testing::pinbench_exe(), (dir / "s.json").string(), out.string()));
     INFO(o.err);
     CHECK(o.code == 143);
+    REQUIRE(fs::exists(out));  // 3 s: the handler is in place long before, even under ASan
+    const json j = read_json(out);
+    CHECK(j.value("interrupted", false));
+    CHECK(j.value("interrupted_by", "") == std::string("SIGTERM"));
+    CHECK(logged_cases(o.err).size() == result_cases(j).size());
+  }
+
+  {  // A signal ignored when pinbench starts (nohup) stays ignored.
+    fs::remove(out);
+    const auto o = run_shell(fmt::format(
+        "trap '' HUP; {} run {} --backend host --out {} --set sampling.timeout=100ms "
+        "--set sampling.min_time=100ms & pid=$!; sleep 0.5; kill -HUP $pid; wait $pid",
+        pinbench::testing::pinbench_exe(), (dir / "s.json").string(), out.string()));
+    INFO(o.err);
+    CHECK(o.code == 0);
     REQUIRE(fs::exists(out));
-    check_kept(read_json(out), o.err, "SIGTERM");
+    CHECK_FALSE(read_json(out).value("interrupted", true));
+    CHECK(result_cases(read_json(out)).size() == 8);
   }
   CHECK(temp_files(dir).empty());
   fs::remove_all(dir);
@@ -1002,10 +1024,19 @@ TEST_CASE("faults: an output that is also an input, or another output, is exit 2
   fs::copy_file(a, dir / "history" / "1.json");
   const std::string s = (dir / "s.json").string();
   const std::string quick = " --backend host" + std::string(k_quick_sampling);
+  // An allocator scenario replaying a trace: the trace is an input too.
+  write(dir / "trace.json", R"({"schema": "pinbench.trace/1", "events": [
+      {"op": "alloc", "id": 1, "size": 4096, "stream": 0}, {"op": "free", "id": 1}]})");
+  write(dir / "replay.json",
+        scenario("replay", "allocator", R"({"workload": "trace", "trace_file": "trace.json"})", "",
+                 k_short));
 
   // Each: the command, and the two paths its one-line error must name.
   const std::vector<std::tuple<std::string, std::string, std::string>> refused{
       {"run " + s + quick + " --out " + s, "--out", "the scenario file"},
+      {"run " + (dir / "replay.json").string() + quick + " --out " +
+           (dir / "again" / "trace.json").string(),
+       "--out", "the case input"},
       {"run " + s + quick + " --out " + (dir / "link.json").string(), "link.json", "s.json"},
       {"run " + s + quick + " --out " + (dir / "hard.json").string(), "hard.json", "s.json"},
       {"run " + (dir / "scenarios").string() + quick + " --out " +
@@ -1027,6 +1058,7 @@ TEST_CASE("faults: an output that is also an input, or another output, is exit 2
        "--md", "--html"},
   };
   const std::string scenario_text = read_text(dir / "s.json");
+  const std::string trace_text = read_text(dir / "trace.json");
   const std::string a_text = read_text(a), b_text = read_text(b),
                     history_text = read_text(dir / "history" / "1.json");
   for (const auto& [args, first, second] : refused) {
@@ -1039,6 +1071,7 @@ TEST_CASE("faults: an output that is also an input, or another output, is exit 2
     CHECK(o.err.find(second) != std::string::npos);
     CHECK(o.out.empty());
     CHECK(read_text(dir / "s.json") == scenario_text);
+    CHECK(read_text(dir / "trace.json") == trace_text);
     CHECK(read_text(a) == a_text);
     CHECK(read_text(b) == b_text);
     CHECK(read_text(dir / "history" / "1.json") == history_text);
@@ -1118,5 +1151,33 @@ TEST_CASE("faults: compare with nothing gated in common exits 3, and so do save 
   CHECK(full.code == 3);
   CHECK(full.err.find("/dev/full: write failed: No space left on device") != std::string::npos);
   CHECK(run_pinbench("report " + a.string() + " --md /dev/full").code == 3);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("faults: Ctrl-C at a terminal reaches the round too, and the round is still kept",
+          "[app][faults][signal]") {
+  const fs::path dir = fresh_dir("faults-sigint-group");
+  write(dir / "s.json",
+        scenario("long", "transfer", R"({"bytes": "4MiB", "copies_per_sample": 8})", "",
+                 R"({"warmup": 1, "min_samples": 1000000, "max_samples": 1000000,
+                     "max_noise": 0, "min_time": "60s", "timeout": "60s"})"));
+  const fs::path out = dir / "r.json";
+  const double scale = time_scale();
+  const child c = spawn({"run", (dir / "s.json").string(), "--backend", "host", "--repeat", "3",
+                         "--out", out.string()},
+                        dir / "stdout", dir / "stderr", /*own_group=*/true);
+  std::this_thread::sleep_until(c.started + std::chrono::duration<double>(1.5 * scale));
+  REQUIRE(::kill(-c.pid, SIGINT) == 0);  // pinbench and its round, at once
+  const int status = wait_for(c, std::chrono::milliseconds(static_cast<int>(30'000 * scale)));
+  INFO(read_text(dir / "stderr"));
+  REQUIRE(status != -1);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  REQUIRE(fs::exists(out));
+  const json j = read_json(out);
+  CHECK(j["interrupted"] == true);
+  REQUIRE(j["scenarios"].size() == 1);
+  REQUIRE(j["scenarios"][0]["cases"].size() == 1);
+  CHECK(j["scenarios"][0]["cases"][0]["status"] == "interrupted");
   fs::remove_all(dir);
 }

@@ -140,7 +140,8 @@ TEST_CASE("under a launch every rank takes the same samples and checks every ran
   // number of samples, and the others would wait in a collective it left.
   c.sampling.max_samples = 1000;
   c.sampling.max_noise = 0;
-  c.sampling.timeout_ns = 40'000'000;
+  // Long enough for two samples on a loaded machine (40 ms once gave one on a busy CI host).
+  c.sampling.timeout_ns = 400'000'000;
   testing::thread_world world(n);
   std::vector<result::case_result> results(n);
   std::vector<std::string> errors(n);

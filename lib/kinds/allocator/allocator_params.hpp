@@ -27,6 +27,10 @@ struct allocator_params final : measure::case_params {
   std::string timing;  ///< "auto", "batch" or "call": how latencies are timed
   alloc::training_loop_spec loop;  ///< seed left 0: the run's seed is the engine's
   alloc::random_spec random;       ///< likewise
+
+  [[nodiscard]] std::vector<std::string> input_files() const override {
+    return trace_file.empty() ? std::vector<std::string>{} : std::vector<std::string>{trace_file};
+  }
 };
 
 /// The case's params (complete and normalised) as allocator_params; throws input_error naming
