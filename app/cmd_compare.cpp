@@ -64,20 +64,31 @@ std::string render(const gate::comparison& c, const std::string& format) {
   return gate::to_table(c, ::isatty(STDOUT_FILENO) != 0);
 }
 
-// The result files a path stands for: itself, or a folder's *.json files in name order.
-std::vector<std::string> result_files(const std::string& path) {
+// The result files a path stands for: itself, or a folder's *.json files in name order ("ec"
+// says why a folder could not be read).
+std::vector<std::string> listed_results(const std::string& path, std::error_code& ec) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(path, ec)) return {path};
+  if (!fs::is_directory(path, ec)) {
+    ec.clear();  // a file, or nothing there: said when it is read
+    return {path};
+  }
   std::vector<std::string> files;
-  for (const auto& entry : fs::directory_iterator(path, ec))
-    if (entry.is_regular_file(ec) && entry.path().extension() == ".json")
-      files.push_back(entry.path().string());
+  for (auto it = fs::directory_iterator(path, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file(ec) && it->path().extension() == ".json")
+      files.push_back(it->path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// The same, refusing a folder that cannot be read or holds no result.
+std::vector<std::string> result_files(const std::string& path) {
+  std::error_code ec;
+  std::vector<std::string> files = listed_results(path, ec);
   if (ec) throw environment_error("cannot read the folder " + path + ": " + ec.message());
   if (files.empty())
     throw environment_error("missing baseline: the folder " + path +
                             " holds no result (*.json written by `pinbench run --out`)");
-  std::sort(files.begin(), files.end());
   return files;
 }
 
@@ -111,13 +122,8 @@ int compare(const compare_args& a) {
   // Every file read, a folder's results included: no output may replace one.
   std::vector<named_file> inputs;
   const auto add_inputs = [&inputs](const std::string& path, const char* role) {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(path, ec)) {
-      inputs.push_back({role, path});
-      return;
-    }
-    for (const auto& entry : std::filesystem::directory_iterator(path, ec))
-      if (entry.path().extension() == ".json") inputs.push_back({role, entry.path().string()});
+    std::error_code ec;  // a folder that cannot be read is reported when it is read
+    for (auto& f : listed_results(path, ec)) inputs.push_back({role, std::move(f)});
   };
   add_inputs(a.base, "the baseline");
   for (const auto& b : a.more_base) add_inputs(b, "the baseline");

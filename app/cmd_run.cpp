@@ -179,7 +179,7 @@ bool save(const std::string& path, const std::string& content, const char* what)
 // the device may take a while on a busy node).
 dist::timeout first_meeting(const run_args& a) {
   if (a.rank_timeout_s > 0)
-    return dist::timeout(static_cast<std::int64_t>(a.rank_timeout_s * 1000));
+    return dist::timeout(std::max<std::int64_t>(1, static_cast<std::int64_t>(a.rank_timeout_s * 1000)));
   return std::chrono::minutes(2);
 }
 
@@ -194,9 +194,10 @@ std::vector<named_file> input_files(const run_args& a) {
       files.push_back({"the scenario file", in});
       continue;
     }
-    for (const auto& entry : fs::directory_iterator(in, ec))
-      if (entry.path().extension() == ".json")
-        files.push_back({"the scenario file", entry.path().string()});
+    for (auto it = fs::directory_iterator(in, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec))
+      if (it->path().extension() == ".json")
+        files.push_back({"the scenario file", it->path().string()});
   }
   return files;
 }
