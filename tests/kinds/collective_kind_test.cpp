@@ -138,7 +138,7 @@ TEST_CASE("under a launch every rank takes the same samples and checks every ran
   auto c = make_case({{"op", "all_reduce"}, {"bytes", 1 << 16}});
   // A rule that never converges and ends by timeout: each rank alone would stop after its own
   // number of samples, and the others would wait in a collective it left.
-  c.sampling.max_samples = 1000;
+  c.sampling.max_samples = 1'000'000;  // the timeout, not the count, ends it
   c.sampling.max_noise = 0;
   // Long enough for two samples on a loaded machine (40 ms once gave one on a busy CI host).
   c.sampling.timeout_ns = 400'000'000;
