@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <filesystem>
 #include <optional>
 #include <string_view>
 
@@ -183,22 +182,11 @@ dist::timeout first_meeting(const run_args& a) {
   return std::chrono::minutes(2);
 }
 
-// The scenario files a run reads (built-ins are not files): what no output may replace.
-std::vector<named_file> input_files(const run_args& a) {
-  namespace fs = std::filesystem;
+// The scenario files a run read (built-ins are none): what no output may replace.
+std::vector<named_file> scenario_files(const std::vector<scenario::scenario>& scenarios) {
   std::vector<named_file> files;
-  for (const auto& in : a.inputs) {
-    if (in.starts_with("builtin:")) continue;
-    std::error_code ec;
-    if (!fs::is_directory(in, ec)) {
-      files.push_back({"the scenario file", in});
-      continue;
-    }
-    for (auto it = fs::directory_iterator(in, ec); !ec && it != fs::directory_iterator();
-         it.increment(ec))
-      if (it->path().extension() == ".json")
-        files.push_back({"the scenario file", it->path().string()});
-  }
+  for (const auto& s : scenarios)
+    if (!s.builtin) files.push_back({"the scenario file", s.source});
   return files;
 }
 
@@ -245,7 +233,7 @@ int run_here(const run_args& a, const dist::launch_info& launch, dist::communica
   const auto scenarios = scenario::load_inputs(a.inputs);
   for (const auto& s : scenarios) scenario::check_overrides(s, overrides);
   std::size_t total = 0;
-  std::vector<named_file> inputs = input_files(a);
+  std::vector<named_file> inputs = scenario_files(scenarios);
   for (const auto& s : scenarios) {
     const auto cases = scenario::expand(s, overrides, a.max_cases);
     total += cases.size();

@@ -19,7 +19,9 @@ namespace fs = std::filesystem;
 constexpr std::string_view builtin_prefix = "builtin:";
 
 scenario parse_builtin(const builtin_file& b) {
-  return parse_scenario(b.text, std::string(b.source));
+  scenario s = parse_scenario(b.text, std::string(b.source));
+  s.builtin = true;
+  return s;
 }
 
 scenario load_builtin(const std::string& arg) {

@@ -32,6 +32,7 @@ struct scenario {
   std::string description;
   std::string kind;
   std::string source;  ///< the file it came from, "scenarios/x.json" for built-ins
+  bool builtin = false;  ///< compiled in: `source` names no file on this machine
   std::vector<std::string> tags;  ///< "quick" puts a built-in into the default suite
   nlohmann::json params = nlohmann::json::object();
   std::vector<matrix_axis> matrix;
