@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/units.hpp"
 #include "gate/compare.hpp"
 #include "gate/output.hpp"
 #include "result/result_io.hpp"
@@ -36,7 +37,7 @@ struct compare_args {
 
 gate::options read_options(const compare_args& a) {
   gate::options o;
-  const auto t = gate::parse_threshold(a.threshold);
+  const auto t = parse_fraction(a.threshold);
   if (!t)
     throw input_error(
         {}, "--threshold",

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "scenario/scenario.hpp"
+#include "run/plan.hpp"
 
 namespace pinbench::app {
 
@@ -18,22 +18,22 @@ struct validate_args {
 };
 
 int validate(const validate_args& a) {
-  const auto overrides = scenario::parse_overrides(a.sets);
-  const auto scenarios = scenario::load_inputs(a.inputs);
-  for (const auto& s : scenarios) {
-    scenario::check_overrides(s, overrides);
-    // The count first, from the matrix's factors; then every case, one at a time (memory for
-    // one), when run could build them all. A larger matrix is only counted.
-    const std::uint64_t count = scenario::checked_case_count(s, overrides, a.max_cases);
-    const bool buildable = count <= scenario::max_built_cases;
-    if (buildable) scenario::for_each_case(s, overrides, a.max_cases, [](const auto&) {});
+  // Every case built and checked as `run` would, one at a time (memory for one); a matrix too
+  // large for run to build is only counted.
+  run::plan_settings settings;
+  settings.max_cases = a.max_cases;
+  settings.keep_cases = false;
+  const run::plan plan = run::make_plan(a.inputs, a.sets, std::move(settings));
+  for (const auto& ps : plan.scenarios) {
+    const auto& s = ps.spec;
     const std::string note =
-        buildable ? std::string()
-                  : fmt::format("  (counted only: run builds at most {} cases of one scenario)",
-                                scenario::max_built_cases);
+        ps.counted_only
+            ? fmt::format("  (counted only: run builds at most {} cases of one scenario)",
+                          scenario::max_built_cases)
+            : std::string();
     if (!a.quiet)
       std::printf("ok  %-28s %-10s %4llu case(s)  %s%s\n", s.name.c_str(), s.kind.c_str(),
-                  static_cast<unsigned long long>(count), s.source.c_str(), note.c_str());
+                  static_cast<unsigned long long>(ps.case_count), s.source.c_str(), note.c_str());
   }
   return 0;
 }

@@ -24,6 +24,28 @@ extern char** environ;
 
 namespace pinbench::app {
 
+std::vector<std::string> round_run_args(const run_args& a, std::string_view backend) {
+  std::vector<std::string> out{"run"};
+  out.insert(out.end(), a.inputs.begin(), a.inputs.end());
+  for (const auto& s : a.sets) {
+    out.emplace_back("--set");
+    out.push_back(s);
+  }
+  for (const auto& f : a.host_faults) {
+    out.emplace_back("--host-fault");
+    out.push_back(f);
+  }
+  if (!a.host_capacity.empty()) {
+    out.emplace_back("--host-capacity");
+    out.push_back(a.host_capacity);
+  }
+  for (const auto& x : {std::string("--backend"), std::string(backend), std::string("--seed"),
+                        std::to_string(a.seed), std::string("--max-cases"),
+                        std::to_string(a.max_cases)})
+    out.push_back(x);
+  return out;
+}
+
 namespace {
 
 namespace fs = std::filesystem;

@@ -6,11 +6,17 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "result/result.hpp"
+#include "run_args.hpp"
 
 namespace pinbench::app {
+
+/// The arguments of `pinbench run` for one round's process: everything that shapes the
+/// measurement, with `backend` as resolved here (so that every round measures the same device).
+[[nodiscard]] std::vector<std::string> round_run_args(const run_args& a, std::string_view backend);
 
 struct round_process_plan {
   /// The arguments of `pinbench run` for one round, without the round, output and snapshot

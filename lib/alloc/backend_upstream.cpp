@@ -24,7 +24,7 @@ class backend_upstream final : public upstream {
 
   [[nodiscard]] std::string_view name() const noexcept override { return name_; }
   [[nodiscard]] std::string device_label() const override {
-    if (name_ == "host") return "Host-emulated device";
+    if (dev_.emulated()) return "Host-emulated device";
     return fmt::format("GPU {}", dev_.describe().index.value_or(0));
   }
 

@@ -32,22 +32,33 @@ const nccl::library& nccl_or_throw() {
 
 std::unique_ptr<group> make_local_group(std::span<device::backend* const> devices) {
   if (devices.empty()) throw device_error("a group needs at least one device");
-  const std::string_view backend = devices.front()->name();
+  const device::platform_kind kind = devices.front()->kind();
   for (const auto* d : devices)
-    if (d->name() != backend)
-      throw device_error(fmt::format("one group cannot mix {} and {} devices", backend, d->name()));
-  if (backend == "host") return make_host_ring(static_cast<int>(devices.size()));
+    if (d->kind() != kind)
+      throw device_error(fmt::format("one group cannot mix {} and {} devices",
+                                     devices.front()->name(), d->name()));
+  switch (kind) {
+    case device::platform_kind::host: return make_host_ring(static_cast<int>(devices.size()));
+    case device::platform_kind::cuda:
 #ifdef PINBENCH_HAVE_CUDA
-  if (backend == "cuda") return nccl::make_local(nccl_or_throw(), devices);
+      return nccl::make_local(nccl_or_throw(), devices);
+#else
+      break;
 #endif
-  no_collectives(backend);
+  }
+  no_collectives(devices.front()->name());
 }
 
 std::unique_ptr<group> make_world_group(dist::communicator& world, device::backend& dev) {
-  if (dev.name() == "host") return make_communicator_group(world);
+  switch (dev.kind()) {
+    case device::platform_kind::host: return make_communicator_group(world);
+    case device::platform_kind::cuda:
 #ifdef PINBENCH_HAVE_CUDA
-  if (dev.name() == "cuda") return nccl::make_world(nccl_or_throw(), world, dev);
+      return nccl::make_world(nccl_or_throw(), world, dev);
+#else
+      break;
 #endif
+  }
   no_collectives(dev.name());
 }
 

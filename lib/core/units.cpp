@@ -120,4 +120,23 @@ std::string format_duration_ns(double ns) {
   return fmt::format("{:.2f} s", ns / 1e9);
 }
 
+std::optional<double> parse_fraction(std::string_view text) {
+  std::string_view t = trim(text);
+  const bool percent = !t.empty() && t.back() == '%';
+  if (percent) t.remove_suffix(1);
+  if (t.empty()) return std::nullopt;
+  const std::string s(t);
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used != s.size() || !std::isfinite(v) || v < 0) return std::nullopt;
+  if (percent) return v / 100;
+  if (v > 1) return std::nullopt;  // "5" is ambiguous: 5% or 500%?
+  return v;
+}
+
 }  // namespace pinbench

@@ -16,6 +16,11 @@ namespace pinbench {
 /// Returns nullopt on anything else, including negative values.
 [[nodiscard]] std::optional<std::int64_t> parse_duration_ns(std::string_view text);
 
+/// Parses a share as people write it: "5%", " 12.5% ", "150%", or a fraction "0.05" (at most 1:
+/// a bare "5" could mean 5% or 500%, so it is refused). Returns the fraction (0.05), nullopt
+/// for anything else, including negative values.
+[[nodiscard]] std::optional<double> parse_fraction(std::string_view text);
+
 /// 4096 -> "4 KiB", 1536 -> "1.5 KiB", 1000 -> "1000 B".
 [[nodiscard]] std::string format_bytes(std::uint64_t bytes);
 

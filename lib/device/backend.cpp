@@ -18,6 +18,14 @@ std::string_view to_string(host_kind k) noexcept {
   return "?";
 }
 
+std::string_view to_string(platform_kind k) noexcept {
+  switch (k) {
+    case platform_kind::host: return "host";
+    case platform_kind::cuda: return "cuda";
+  }
+  return "?";
+}
+
 namespace {
 
 [[noreturn]] void unsupported(const backend& dev, std::string_view what) {

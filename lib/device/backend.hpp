@@ -109,6 +109,13 @@ struct description {
   std::optional<std::uint64_t> vm_granularity_bytes;
 };
 
+/// Which implementation a backend is: what a run records as its `backend`, and what decides
+/// which collective transport its devices use. Code asks emulated() or a capability rather than
+/// comparing kinds wherever it can.
+enum class platform_kind { host, cuda };
+/// "host" or "cuda": the name a result records.
+[[nodiscard]] std::string_view to_string(platform_kind k) noexcept;
+
 class backend {
  public:
   virtual ~backend() = default;
@@ -116,8 +123,12 @@ class backend {
   backend(const backend&) = delete;
   backend& operator=(const backend&) = delete;
 
-  /// "cuda" or "host".
-  [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+  [[nodiscard]] virtual platform_kind kind() const noexcept = 0;
+  /// "cuda" or "host" (to_string(kind())): for results and messages, never for decisions.
+  [[nodiscard]] std::string_view name() const noexcept { return to_string(kind()); }
+  /// True when the device is emulated in host memory: its figures are host figures, not GPU
+  /// figures, and what it can hold is bounded by the host's memory and cores.
+  [[nodiscard]] bool emulated() const noexcept { return kind() == platform_kind::host; }
 
   /// What the result's `environment.device` block says of the device (run/environment.cpp).
   [[nodiscard]] virtual description describe() const = 0;

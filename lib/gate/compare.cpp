@@ -561,23 +561,4 @@ comparison compare(const result::run_result& base, const result::run_result& cur
   return out;
 }
 
-std::optional<double> parse_threshold(std::string_view text) {
-  std::string_view t = trim(text);
-  const bool pct = !t.empty() && t.back() == '%';
-  if (pct) t.remove_suffix(1);
-  if (t.empty()) return std::nullopt;
-  const std::string s(t);
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  if (used != s.size() || !std::isfinite(v) || v < 0) return std::nullopt;
-  if (pct) return v / 100;
-  if (v > 1) return std::nullopt;  // "5" is ambiguous: 5% or 500%?
-  return v;
-}
-
 }  // namespace pinbench::gate

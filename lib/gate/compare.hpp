@@ -135,8 +135,4 @@ struct comparison {
                                  const options& opts, const std::string& base_label = "base",
                                  const std::string& current_label = "current");
 
-/// Parses "5%" or "0.05" (a bare number is a fraction, at most 1; a percentage may go beyond
-/// 100%). nullopt for anything else or a negative value.
-[[nodiscard]] std::optional<double> parse_threshold(std::string_view text);
-
 }  // namespace pinbench::gate

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -591,8 +592,15 @@ image_list ensure_generated(const generated_spec& spec) {
   return list_generated(dir, spec);
 }
 
+namespace {
+std::atomic<std::uint64_t> folder_scans{0};
+}  // namespace
+
+std::uint64_t image_folder_scans() noexcept { return folder_scans.load(); }
+
 image_list scan_image_folder(const fs::path& dir, std::uint64_t limit, const std::string& source,
                              const std::string& json_path) {
+  folder_scans.fetch_add(1);
   const std::string expected =
       "expected an existing folder of JPEG images (ImageFolder layout: one subfolder per class), "
       "got \"" + dir.string() + "\": ";

@@ -61,4 +61,8 @@ struct generated_spec {
                                            const std::string& source,
                                            const std::string& json_path);
 
+/// How many times scan_image_folder listed a folder in this process (the test that a run lists
+/// a user's folder once reads it).
+[[nodiscard]] std::uint64_t image_folder_scans() noexcept;
+
 }  // namespace pinbench::image

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "device/backend.hpp"
+#include "device/platform.hpp"
 #include "dist/communicator.hpp"
 #include "measure/case.hpp"
 #include "result/result.hpp"
@@ -21,15 +22,11 @@ struct run_context {
   /// The launch's processes (mpirun, srun, torchrun), always set by the runner: size 1 when
   /// not launched. Kinds that span processes (collective) run on it; the others ignore it.
   dist::communicator* world = nullptr;
-  /// How many devices of `dev`'s backend this process may drive: the CUDA devices it sees, or
-  /// the host backend's emulated ones (device::max_emulated_devices).
-  int device_count = 1;
-  /// Opens device `index` (0 <= index < device_count) of `dev`'s backend as a backend of its
-  /// own, for kinds that drive several devices (data_parallel, collective). Index 0 is the
-  /// same device as `dev`, opened again. Empty: only `dev` can be used.
-  std::function<std::unique_ptr<device::backend>(int index)> open_device = {};
+  /// The platform `dev` belongs to, for kinds that drive several devices (data_parallel,
+  /// collective): how many this process may drive, and each one opened as a backend of its own.
+  /// Null: only `dev` can be used.
+  const device::platform* platform = nullptr;
 };
-
 
 /// Runs the cases of one kind. Throws on a failed case; the runner records it and goes on.
 class engine {

@@ -77,6 +77,15 @@ struct scenario_result {
   std::string verdict;  ///< the engine's one-line conclusion over the cases ("" = none)
 };
 
+/// The `backend` a result records for the host backend (device::to_string(platform_kind::host)):
+/// its figures are host figures (the machine's RAM and CPUs), never GPU figures.
+inline constexpr std::string_view host_backend_name = "host";
+
+/// Whether figures recorded under `backend` come from the host backend's emulation.
+[[nodiscard]] constexpr bool emulated_backend(std::string_view backend) noexcept {
+  return backend == host_backend_name;
+}
+
 struct run_result {
   std::string tool_version, tool_git;
   std::string created;          ///< UTC, ISO 8601

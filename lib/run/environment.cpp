@@ -65,4 +65,9 @@ nlohmann::json environment_block(device::backend& dev) {
   return env;
 }
 
+nlohmann::json process_block() {
+  const process_info p = read_process_info();
+  return {{"peak_rss_bytes", p.peak_rss_bytes}, {"open_fds_at_end", p.open_fds}};
+}
+
 }  // namespace pinbench::run

@@ -11,39 +11,6 @@
 
 namespace pinbench::run {
 
-namespace {
-
-// FNV-1a, 64 bits: a digest to tell inputs apart, not a defence against anyone.
-std::uint64_t fnv1a(std::string_view text) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (const char ch : text) {
-    h ^= static_cast<unsigned char>(ch);
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
-}  // namespace
-
-std::string run_fingerprint(const std::vector<scenario::scenario>& scenarios,
-                            const std::vector<scenario::override_spec>& overrides,
-                            const nlohmann::json& extra, std::uint64_t max_cases) {
-  // The expanded cases, not the files: the same scenario read from another path is the same run.
-  nlohmann::json doc = nlohmann::json::array();
-  for (const auto& s : scenarios) {
-    nlohmann::json cases = nlohmann::json::array();
-    for (const auto& c : scenario::expand(s, overrides, max_cases))
-      cases.push_back({c.id, c.params, c.sampling.warmup, c.sampling.min_samples,
-                       c.sampling.max_samples, c.sampling.max_noise, c.sampling.min_time_ns,
-                       c.sampling.timeout_ns});
-    doc.push_back({s.name, s.kind, std::move(cases)});
-  }
-  nlohmann::json sets = nlohmann::json::array();
-  for (const auto& o : overrides) sets.push_back({o.key, o.value});
-  const std::string text = nlohmann::json{doc, sets, extra}.dump();
-  return fmt::format("{:016x}", fnv1a(text));
-}
-
 void check_same_inputs(dist::communicator& world, const std::string& fingerprint,
                        dist::timeout limit) {
   const auto all = world.all_gather(fingerprint, limit);
@@ -103,6 +70,13 @@ result::run_result merge_ranks(const std::vector<result::run_result>& per_rank,
     }
   }
   return out;
+}
+
+bool writes_after_loss(int rank, const nlohmann::json& lost_rank) {
+  if (lost_rank.value("stopped_by_lead", false)) return false;
+  const auto r = lost_rank.find("rank");
+  const bool lead_lost = r != lost_rank.end() && r->is_number_integer() && r->get<int>() == 0;
+  return rank == (lead_lost ? 1 : 0);
 }
 
 result::run_result gather_ranks(dist::communicator& world, const result::run_result& mine,

@@ -13,14 +13,7 @@
 
 namespace pinbench::run {
 
-/// What must be the same on every rank for their cases to be comparable and their collectives
-/// to meet: the expanded cases of every scenario, the overrides and the settings in `extra`
-/// (backend, seed, repeat). A digest: two ranks with different inputs differ in it.
-[[nodiscard]] std::string run_fingerprint(const std::vector<scenario::scenario>& scenarios,
-                                          const std::vector<scenario::override_spec>& overrides,
-                                          const nlohmann::json& extra, std::uint64_t max_cases);
-
-/// Compares every rank's fingerprint with rank 0's; throws input_error (exit 2, the same on
+/// Compares every rank's fingerprint (plan::fingerprint) with rank 0's; throws input_error (exit 2, the same on
 /// every rank, since all see every fingerprint) naming the ranks that differ.
 void check_same_inputs(dist::communicator& world, const std::string& fingerprint,
                        dist::timeout limit);
@@ -37,6 +30,11 @@ void check_same_inputs(dist::communicator& world, const std::string& fingerprint
 
 /// Gathers every rank's result on every rank (the result JSON through the communicator) and
 /// merges them (merge_ranks).
+/// After a lost rank (`lost_rank` as lost_rank_json gives it), whether the rank `rank` writes
+/// what was measured: rank 0, or rank 1 when rank 0 is the one lost; none when rank 0 stopped
+/// the launch (rank 0 writes).
+[[nodiscard]] bool writes_after_loss(int rank, const nlohmann::json& lost_rank);
+
 [[nodiscard]] result::run_result gather_ranks(dist::communicator& world,
                                               const result::run_result& mine,
                                               const nlohmann::json& my_entry, dist::timeout limit);

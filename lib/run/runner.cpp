@@ -76,69 +76,46 @@ nlohmann::json lost_rank_json(const dist::rank_lost_error& e) {
           {"stopped_by_lead", e.stopped_by_lead()}};
 }
 
-dist::timeout rank_timeout_of(const std::vector<scenario::scenario>& scenarios,
-                              const run_options& options) {
-  if (options.rank_timeout.count() > 0) return options.rank_timeout;
-  std::int64_t longest_ns = 0;
-  // One case at a time: the runner may hold every case already (up to max_built_cases each).
-  for (const auto& s : scenarios)
-    scenario::for_each_case(s, options.overrides, options.max_cases,
-                            [&](const scenario::case_spec& c) {
-                              longest_ns = std::max(longest_ns, c.sampling.timeout_ns);
-                            });
-  return std::chrono::duration_cast<dist::timeout>(std::chrono::nanoseconds(2 * longest_ns) +
-                                                   std::chrono::minutes(1));
-}
-
-result::run_result run_scenarios(const std::vector<scenario::scenario>& scenarios,
-                                   device::backend& dev, const run_options& options) {
+result::run_result run_scenarios(const plan& p, device::backend& dev, const run_options& options) {
+  if (!p.settings.keep_cases) throw error("run_scenarios: this plan keeps no case (validate's)");
   result::run_result result;
   result.tool_version = std::string(version);
   result.tool_git = std::string(git_describe);
   char buf[32];
   result.created = std::string(utc_timestamp(buf));
   result.backend = std::string(dev.name());
-  result.seed = options.seed;
+  result.seed = p.settings.seed;
   result.command_line = options.command_line;
-  for (const auto& o : options.overrides) result.overrides[o.key] = o.value;
+  for (const auto& o : p.settings.overrides) result.overrides[o.key] = o.value;
 
-  // Expand everything first: the total drives the progress line, and a bad override fails
-  // before anything is measured.
-  std::vector<std::vector<scenario::case_spec>> cases;
-  std::size_t total = 0;
-  for (const auto& s : scenarios) {
-    cases.push_back(scenario::expand(s, options.overrides, options.max_cases));
-    total += cases.back().size();
-  }
-
+  const auto& scenarios = p.scenarios;
+  const std::size_t total = p.total_cases;
   auto single = dist::connect(dist::launch_info{}, dist::timeout{0});
   dist::communicator& world = options.world != nullptr ? *options.world : *single;
   const bool launched = world.size() > 1;
-  const dist::timeout meet_limit = rank_timeout_of(scenarios, options);
   // The timer's own cost, measured before the first case, while nothing else of ours runs.
   (void)timer_overhead();
-  measure::run_context ctx{dev, options.seed, options.want_snapshots};
+  measure::run_context ctx{dev, p.settings.seed, options.want_snapshots};
   ctx.world = &world;
-  ctx.device_count = options.device_count;
-  ctx.open_device = options.open_device;
-  const std::uint32_t repeat = std::max<std::uint32_t>(options.repeat, 1);
+  ctx.platform = options.platform;
+  const std::uint32_t repeat = std::max<std::uint32_t>(p.settings.repeat, 1);
   result.repeat = options.only_round ? 1 : repeat;
   std::vector<std::unique_ptr<engine>> engines;
   engines.reserve(scenarios.size());
-  for (const auto& s : scenarios) engines.push_back(make_engine(s.kind));
+  for (const auto& s : scenarios) engines.push_back(make_engine(s.spec.kind));
 
   // rounds[i][j]: the results of case j of scenario i, one per round that reached it.
   std::vector<std::vector<std::vector<case_result>>> rounds(scenarios.size());
   std::vector<std::pair<std::size_t, std::size_t>> order;
   for (std::size_t i = 0; i < scenarios.size(); ++i) {
-    rounds[i].resize(cases[i].size());
-    for (std::size_t j = 0; j < cases[i].size(); ++j) order.emplace_back(i, j);
+    rounds[i].resize(scenarios[i].cases.size());
+    for (std::size_t j = 0; j < scenarios[i].cases.size(); ++j) order.emplace_back(i, j);
   }
   const std::size_t total_runs = options.only_round ? total : total * repeat;
   // A scenario the run got to is in the result, even if Ctrl-C came before its first case.
   std::vector<bool> reached(scenarios.size(), false);
   std::size_t index = 0;
-  std::mt19937_64 shuffle_rng(options.seed ^ 0x5eed'0f'70'7dULL);
+  std::mt19937_64 shuffle_rng(p.settings.seed ^ 0x5eed'0f'70'7dULL);
   try {
     for (std::uint32_t round = 0; round < repeat && !result.interrupted; ++round) {
       // One round keeps the declared order; several are each shuffled (Fisher-Yates over a
@@ -149,12 +126,12 @@ result::run_result run_scenarios(const std::vector<scenario::scenario>& scenario
       if (options.only_round && *options.only_round != round) continue;
       for (const auto& [i, j] : order) {
         reached[i] = true;
-        if (launched ? !meet_before_case(world, meet_limit) : interrupt_requested()) {
+        if (launched ? !meet_before_case(world, p.rank_timeout) : interrupt_requested()) {
           result.interrupted = true;
           break;
         }
-        const auto& s = scenarios[i];
-        const auto& c = cases[i][j];
+        const auto& s = scenarios[i].spec;
+        const auto& c = scenarios[i].cases[j];
         if (options.on_case) options.on_case(index, total_runs, s.name, c.id);
         ++index;
         rounds[i][j].push_back(run_one(engines[i].get(), s, c, ctx));
@@ -173,7 +150,7 @@ result::run_result run_scenarios(const std::vector<scenario::scenario>& scenario
 
   // Declared order in the result, every case that ran at least once.
   for (std::size_t i = 0; i < scenarios.size(); ++i) {
-    const auto& s = scenarios[i];
+    const auto& s = scenarios[i].spec;
     result::scenario_result sr{s.name, s.description, s.kind, s.source, s.gate, {}, {}};
     for (auto& per_round : rounds[i]) {
       if (per_round.empty()) continue;

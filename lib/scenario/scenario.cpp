@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <unordered_map>
 
@@ -542,8 +543,15 @@ std::uint64_t checked_case_count(const scenario& s, const std::vector<override_s
   return prepare(s, overrides, max_cases).count;
 }
 
+namespace {
+std::atomic<std::uint64_t> expansion_count{0};
+}  // namespace
+
+std::uint64_t expansions() noexcept { return expansion_count.load(); }
+
 std::vector<case_spec> expand(const scenario& s, const std::vector<override_spec>& overrides,
                               std::uint64_t max_cases) {
+  expansion_count.fetch_add(1);
   const expansion e = prepare(s, overrides, max_cases);
   // Whatever --max-cases allows, the cases must fit in memory: refused before one is built.
   if (e.count > max_built_cases)
@@ -560,6 +568,7 @@ std::vector<case_spec> expand(const scenario& s, const std::vector<override_spec
 
 void for_each_case(const scenario& s, const std::vector<override_spec>& overrides,
                    std::uint64_t max_cases, const std::function<void(const case_spec&)>& visit) {
+  expansion_count.fetch_add(1);
   const expansion e = prepare(s, overrides, max_cases);
   for (std::uint64_t n = 0; n < e.count; ++n) visit(build_case(s, e, n));
 }

@@ -100,6 +100,10 @@ inline constexpr std::uint64_t max_built_cases = 1'000'000;
 void for_each_case(const scenario& s, const std::vector<override_spec>& overrides,
                    std::uint64_t max_cases, const std::function<void(const case_spec&)>& visit);
 
+/// How many times expand() or for_each_case() expanded a scenario in this process: a run
+/// expands each of its scenarios once (run::make_plan), which a test checks with this.
+[[nodiscard]] std::uint64_t expansions() noexcept;
+
 /// The kind's defaults, shown as display_params shows them: name (dotted) -> text; "required"
 /// for a param without a default, "unset" for an optional one. For `pinbench list --params`.
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> shown_defaults(const std::string& kind);

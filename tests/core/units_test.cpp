@@ -66,3 +66,16 @@ TEST_CASE("closest match suggests plausible misspellings only", "[core][text]") 
   CHECK(closest_match("zzzzzzzz", keys).empty());
   CHECK(did_you_mean("mdoe", keys) == " (did you mean \"mode\"?)");
 }
+
+TEST_CASE("a share is a percentage or a fraction up to 1", "[units]") {
+  CHECK(parse_fraction("5%") == Approx(0.05));
+  CHECK(parse_fraction("0.05") == Approx(0.05));
+  CHECK(parse_fraction(" 12.5% ") == Approx(0.125));
+  CHECK(parse_fraction("150%") == Approx(1.5));
+  CHECK(parse_fraction("0") == Approx(0));
+  CHECK_FALSE(parse_fraction("5"));  // 5% or 500%? refused
+  CHECK_FALSE(parse_fraction("-1%"));
+  CHECK_FALSE(parse_fraction("abc"));
+  CHECK_FALSE(parse_fraction("%"));
+  CHECK_FALSE(parse_fraction("5%%"));
+}

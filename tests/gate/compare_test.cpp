@@ -340,17 +340,6 @@ TEST_CASE("the same inputs and seed give the same comparison, and thresholds par
     moved = moved || other.ci_lo != first.ci_lo || other.ci_hi != first.ci_hi;
   }
   CHECK(moved);
-
-  CHECK(gate::parse_threshold("5%") == Approx(0.05));
-  CHECK(gate::parse_threshold("0.05") == Approx(0.05));
-  CHECK(gate::parse_threshold(" 12.5% ") == Approx(0.125));
-  CHECK(gate::parse_threshold("150%") == Approx(1.5));
-  CHECK(gate::parse_threshold("0") == Approx(0));
-  CHECK_FALSE(gate::parse_threshold("5"));  // 5% or 500%? refused
-  CHECK_FALSE(gate::parse_threshold("-1%"));
-  CHECK_FALSE(gate::parse_threshold("abc"));
-  CHECK_FALSE(gate::parse_threshold("%"));
-  CHECK_FALSE(gate::parse_threshold("5%%"));
 }
 
 TEST_CASE("with rounds, the interval and the threshold follow the spread between rounds",

@@ -194,9 +194,10 @@ TEST_CASE("gpu: an allocator scenario end to end on the cuda backend", "[gpu][al
                "config": ["", "expandable_segments:True"]},
     "sampling": {"warmup": 0, "min_samples": 1, "max_samples": 2, "min_time": "0",
                  "timeout": "20s"}})";
-  run::run_options o;
-  o.seed = 1;
-  const auto r = run::run_scenarios({scenario::parse_scenario(text, "gpu.json")}, *dev, o);
+  run::plan_settings settings;
+  settings.seed = 1;
+  const auto r = run::run_scenarios(
+      run::make_plan({scenario::parse_scenario(text, "gpu.json")}, settings), *dev, {});
   CHECK(r.backend == "cuda");
   const auto& cases = r.scenarios.at(0).cases;
   REQUIRE(cases.size() == 6);

@@ -132,7 +132,7 @@ TEST_CASE("cuda: small copies are timed in batches with finite bandwidth", "[gpu
       "matrix": {"memory": ["pinned", "pageable"]},
       "sampling": {"warmup": 1, "min_samples": 5, "max_samples": 20, "min_time": "0",
                    "timeout": "2s"}})", "t.json");
-  const auto r = run::run_scenarios({sc}, *b, {});
+  const auto r = run::run_scenarios(run::make_plan({sc}, {}), *b, {});
   for (const auto& c : r.scenarios.at(0).cases) {
     INFO(c.id << ": " << c.message);
     REQUIRE(c.status == result::case_status::ok);

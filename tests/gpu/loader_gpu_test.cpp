@@ -22,9 +22,10 @@ TEST_CASE("gpu: a loader scenario end to end on the cuda backend", "[gpu][loader
                "non_blocking": [false, true]},
     "sampling": {"warmup": 1, "min_samples": 2, "max_samples": 2, "min_time": "0",
                  "timeout": "20s"}})";
-  run::run_options o;
-  o.seed = 1;
-  const auto r = run::run_scenarios({scenario::parse_scenario(text, "gpu.json")}, *dev, o);
+  run::plan_settings settings;
+  settings.seed = 1;
+  const auto r = run::run_scenarios(
+      run::make_plan({scenario::parse_scenario(text, "gpu.json")}, settings), *dev, {});
   CHECK(r.backend == "cuda");
   const auto& cases = r.scenarios.at(0).cases;
   REQUIRE(cases.size() == 8);

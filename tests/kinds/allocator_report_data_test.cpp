@@ -22,9 +22,11 @@ result::case_result run_one(const std::string& params) {
       R"(, "sampling": {"warmup": 0, "min_samples": 1, "max_samples": 1, "min_time": "0",
                         "timeout": "10s"}})";
   auto dev = device::make_backend("host");
-  run::run_options o;
-  o.seed = 3;
-  const auto r = run::run_scenarios({scenario::parse_scenario(text, "t.json")}, *dev, o);
+  run::plan_settings settings;
+  settings.seed = 3;
+  const auto r =
+      run::run_scenarios(run::make_plan({scenario::parse_scenario(text, "t.json")}, settings),
+                         *dev, {});
   REQUIRE(r.scenarios.size() == 1);
   REQUIRE(r.scenarios[0].cases.size() == 1);
   return r.scenarios[0].cases[0];

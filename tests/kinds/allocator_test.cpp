@@ -38,11 +38,12 @@ result::run_result run_scenario(const scenario::scenario& s, std::uint64_t seed 
                                 bool snapshots = false,
                                 std::vector<scenario::override_spec> sets = {}) {
   auto dev = device::make_backend("host");
+  run::plan_settings settings;
+  settings.seed = seed;
+  settings.overrides = std::move(sets);
   run::run_options o;
-  o.seed = seed;
   o.want_snapshots = snapshots;
-  o.overrides = std::move(sets);
-  return run::run_scenarios({s}, *dev, o);
+  return run::run_scenarios(run::make_plan({s}, settings), *dev, o);
 }
 
 result::run_result run_allocator_text(const std::string& text, std::uint64_t seed = 1,

@@ -15,6 +15,7 @@
 #include "collective/thread_world.hpp"
 #include "core/error.hpp"
 #include "device/backend.hpp"
+#include "device/platform.hpp"
 #include "kinds/registry.hpp"
 
 namespace pinbench {
@@ -50,9 +51,9 @@ measure::case_spec make_case(const nlohmann::json& overrides) {
 result::case_result run_local(const measure::case_spec& c, int devices) {
   auto dev = device::make_backend("host");
   auto engine = kinds::find("collective")->make_engine();
+  const auto platform = device::platform::host({}, devices);
   measure::run_context ctx{.dev = *dev};
-  ctx.device_count = devices;
-  ctx.open_device = [](int) { return device::make_backend("host"); };
+  ctx.platform = &platform;
   return engine->run_case(c, ctx);
 }
 
@@ -106,8 +107,7 @@ TEST_CASE("the collective kind takes as many devices as ranks asks for", "[colle
   SECTION("one, when the process can open no other device") {
     auto dev = device::make_backend("host");
     auto engine = kinds::find("collective")->make_engine();
-    measure::run_context ctx{.dev = *dev};
-    ctx.device_count = 4;  // but no open_device
+    measure::run_context ctx{.dev = *dev};  // and no platform to open others from
     check_measured(engine->run_case(make_case({{"bytes", 1000}}), ctx), 1, 0);
   }
   SECTION("more than there are: skipped, saying how many") {

@@ -35,11 +35,13 @@ std::string dp_doc(const std::string& params, const std::string& matrix = {}) {
 // Runs the scenario with `device_count` emulated host devices that the engine may open.
 result::run_result run_dp_text(const std::string& text, int device_count = 4) {
   auto dev = device::make_backend("host");
+  run::plan_settings settings;
+  settings.seed = 5;
+  const auto platform = device::platform::host({}, device_count);
   run::run_options o;
-  o.seed = 5;
-  o.device_count = device_count;
-  o.open_device = [](int) { return device::make_backend("host"); };
-  return run::run_scenarios({scenario::parse_scenario(text, "test.json")}, *dev, o);
+  o.platform = &platform;
+  return run::run_scenarios(
+      run::make_plan({scenario::parse_scenario(text, "test.json")}, settings), *dev, o);
 }
 
 double dp_value_of(const result::case_result& c, const std::string& name) {

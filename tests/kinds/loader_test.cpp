@@ -25,9 +25,10 @@ std::string loader_doc(const std::string& params, const std::string& matrix = {}
 
 result::run_result run_loader_text(const std::string& text) {
   auto dev = device::make_backend("host");
-  run::run_options o;
-  o.seed = 3;
-  return run::run_scenarios({scenario::parse_scenario(text, "test.json")}, *dev, o);
+  run::plan_settings settings;
+  settings.seed = 3;
+  return run::run_scenarios(
+      run::make_plan({scenario::parse_scenario(text, "test.json")}, settings), *dev, {});
 }
 
 // A small dataset: 100 samples of 1 KiB, batches of 8 (the last one partial), cheap work.

@@ -17,8 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_in_process.hpp"
 #include "cli_runner.hpp"
-#include "commands.hpp"
 #include "core/error.hpp"
 #include "kinds/registry.hpp"
 #include "measure/protocol.hpp"
@@ -79,42 +79,6 @@ kinds::kind_spec toy_kind() {
   return k;
 }
 
-struct cli_outcome {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string read_all(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-// app::run_cli with stdout and stderr sent to files for the call.
-cli_outcome run_cli(std::vector<std::string> args, const std::filesystem::path& dir) {
-  args.insert(args.begin(), "pinbench");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  const auto out_path = dir / "stdout.txt", err_path = dir / "stderr.txt";
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const int saved_out = ::dup(1), saved_err = ::dup(2);
-  const int out_fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  const int err_fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  REQUIRE((saved_out >= 0 && saved_err >= 0 && out_fd >= 0 && err_fd >= 0));
-  ::dup2(out_fd, 1);
-  ::dup2(err_fd, 2);
-  cli_outcome o;
-  o.code = app::run_cli(static_cast<int>(argv.size()), argv.data());
-  std::fflush(stdout);
-  std::fflush(stderr);
-  ::dup2(saved_out, 1);
-  ::dup2(saved_err, 2);
-  for (int fd : {saved_out, saved_err, out_fd, err_fd}) ::close(fd);
-  o.out = read_all(out_path);
-  o.err = read_all(err_path);
-  return o;
-}
-
 void write_file(const std::filesystem::path& p, const std::string& text) {
   std::ofstream(p) << text;
 }
@@ -134,14 +98,14 @@ TEST_CASE("a kind registered from the tests alone goes through validate, run, li
   })");
 
   SECTION("validate checks the toy's params like any other kind's") {
-    const auto ok = run_cli({"validate", scenario.string()}, dir);
+    const auto ok = testing::run_cli_in_process({"validate", scenario.string()}, dir);
     INFO(ok.err);
     CHECK(ok.code == 0);
 
     const auto bad_file = dir / "bad.json";
     write_file(bad_file, R"({"schema": "pinbench.scenario/1", "name": "bad", "kind": "toy",
                              "params": {"steps": 1000}})");
-    const auto bad = run_cli({"validate", bad_file.string()}, dir);
+    const auto bad = testing::run_cli_in_process({"validate", bad_file.string()}, dir);
     CHECK(bad.code == 2);
     CHECK_THAT(bad.err, Catch::Contains("params.steps"));
     CHECK_THAT(bad.err, Catch::Contains("100"));
@@ -150,14 +114,14 @@ TEST_CASE("a kind registered from the tests alone goes through validate, run, li
     const auto rule_file = dir / "rule.json";
     write_file(rule_file, R"({"schema": "pinbench.scenario/1", "name": "rule", "kind": "toy",
                              "params": {"label": "forbidden"}, "matrix": {"steps": [1, 4]}})");
-    const auto broken = run_cli({"validate", rule_file.string()}, dir);
+    const auto broken = testing::run_cli_in_process({"validate", rule_file.string()}, dir);
     CHECK(broken.code == 2);
     CHECK_THAT(broken.err, Catch::Contains("params.label"));
     CHECK_THAT(broken.err, Catch::Contains("at most 2 steps"));
   }
 
   SECTION("list --params shows the toy's params") {
-    const auto listed = run_cli({"list", "--params", "--format", "json"}, dir);
+    const auto listed = testing::run_cli_in_process({"list", "--params", "--format", "json"}, dir);
     REQUIRE(listed.code == 0);
     const auto kinds_json = nlohmann::json::parse(listed.out);
     const auto toy = std::find_if(kinds_json.begin(), kinds_json.end(),
@@ -171,7 +135,7 @@ TEST_CASE("a kind registered from the tests alone goes through validate, run, li
 
   SECTION("run measures it with its engine, and report shows its columns, verdict and chart") {
     const auto result_file = dir / "result.json";
-    const auto ran = run_cli({"run", scenario.string(), "--out", result_file.string(), "-q"}, dir);
+    const auto ran = testing::run_cli_in_process({"run", scenario.string(), "--out", result_file.string(), "-q"}, dir);
     INFO(ran.err);
     REQUIRE(ran.code == 0);
     const auto r = result::read_result_file(result_file.string());
@@ -189,12 +153,12 @@ TEST_CASE("a kind registered from the tests alone goes through validate, run, li
       CHECK(m->samples.front() == c.params.at("steps").get<double>());
     }
 
-    const auto table = run_cli({"report", result_file.string(), "--table"}, dir);
+    const auto table = testing::run_cli_in_process({"report", result_file.string(), "--table"}, dir);
     REQUIRE(table.code == 0);
     CHECK_THAT(table.out, Catch::Contains("steps_done"));
     CHECK_THAT(table.out, Catch::Contains("steps=4"));
 
-    const auto html = run_cli({"report", result_file.string(), "--html", "-"}, dir);
+    const auto html = testing::run_cli_in_process({"report", result_file.string(), "--html", "-"}, dir);
     REQUIRE(html.code == 0);
     CHECK_THAT(html.out, Catch::Contains("id=\"s0-steps\""));
     CHECK_THAT(html.out, Catch::Contains("toy verdict over 2 cases"));

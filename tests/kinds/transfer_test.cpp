@@ -25,9 +25,9 @@ result::run_result run_transfer_text(const std::string& text,
                                      std::vector<scenario::override_spec> sets = {}) {
   const auto s = scenario::parse_scenario(text, "test.json");
   auto dev = device::make_backend("host");
-  run::run_options o;
-  o.overrides = std::move(sets);
-  return run::run_scenarios({s}, *dev, o);
+  run::plan_settings settings;
+  settings.overrides = std::move(sets);
+  return run::run_scenarios(run::make_plan({s}, settings), *dev, {});
 }
 
 double median_of(const result::case_result& c, const std::string& metric) {
@@ -237,14 +237,14 @@ TEST_CASE("a gate that times out voids its sample", "[bench][transfer]") {
   device::backend_options opts;
   opts.host_gate_timeouts = 2;
   auto dev = device::make_backend("host", opts);
-  const auto r = run::run_scenarios({s}, *dev, {});
+  const auto r = run::run_scenarios(run::make_plan({s}, {}), *dev, {});
   const auto& c = r.scenarios.at(0).cases.at(0);
   REQUIRE(c.status == result::case_status::ok);
   CHECK(c.extra.at("void_samples") == 2);
 
   opts.host_gate_timeouts = 1000;
   auto broken = device::make_backend("host", opts);
-  const auto failed = run::run_scenarios({s}, *broken, {});
+  const auto failed = run::run_scenarios(run::make_plan({s}, {}), *broken, {});
   CHECK(failed.scenarios.at(0).cases.at(0).status == result::case_status::error);
   CHECK(failed.any_failed());
 }
@@ -259,14 +259,15 @@ TEST_CASE("run --repeat measures every case in each round, samples keep their ro
                    "timeout": "2s"}})"),
       "test.json");
   auto dev = device::make_backend("host");
+  run::plan_settings settings;
+  settings.repeat = 3;
   run::run_options o;
-  o.repeat = 3;
   std::vector<std::string> order;
   o.on_case = [&](std::size_t, std::size_t total, const std::string&, const std::string& id) {
     CHECK(total == 6);
     order.push_back(id);
   };
-  const auto r = run::run_scenarios({s}, *dev, o);
+  const auto r = run::run_scenarios(run::make_plan({s}, settings), *dev, o);
   CHECK(r.repeat == 3);
   REQUIRE(order.size() == 6);
   REQUIRE(r.scenarios.size() == 1);

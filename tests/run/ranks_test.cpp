@@ -9,6 +9,7 @@
 #include "report/fleet.hpp"
 #include "report/report.hpp"
 #include "result/result_io.hpp"
+#include "run/plan.hpp"
 #include "run/ranks.hpp"
 #include "scenario/scenario.hpp"
 
@@ -70,13 +71,18 @@ TEST_CASE("merge_ranks keeps every rank's case, marked with its rank", "[dist][r
   }
 }
 
-TEST_CASE("run_fingerprint tells different inputs apart", "[dist][ranks]") {
-  const auto scenarios = scenario::load_inputs({"builtin:transfer-size"});
-  const nlohmann::json settings{"host", 1};
-  const auto base = run::run_fingerprint(scenarios, {}, settings, 1000);
-  CHECK(base == run::run_fingerprint(scenarios, {}, settings, 1000));
-  CHECK(base != run::run_fingerprint(scenarios, {{"memory", "pageable"}}, settings, 1000));
-  CHECK(base != run::run_fingerprint(scenarios, {}, nlohmann::json{"host", 2}, 1000));
+TEST_CASE("a plan's fingerprint tells different inputs apart", "[dist][ranks]") {
+  const auto plan_of = [](std::vector<std::string> sets, std::uint64_t seed) {
+    run::plan_settings settings;
+    settings.seed = seed;
+    return run::make_plan({"builtin:transfer-size"}, sets, settings);
+  };
+  const nlohmann::json platform{"host", nlohmann::json::array(), ""};
+  const auto base = plan_of({}, 1).fingerprint(platform);
+  CHECK(base == plan_of({}, 1).fingerprint(platform));
+  CHECK(base != plan_of({"memory=pageable"}, 1).fingerprint(platform));
+  CHECK(base != plan_of({}, 2).fingerprint(platform));
+  CHECK(base != plan_of({}, 1).fingerprint({"host", {"slow=20%"}, ""}));
 }
 
 TEST_CASE("fleet outliers: a rank far from the others in MADs is named", "[dist][ranks][report]") {

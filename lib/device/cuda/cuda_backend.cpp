@@ -300,7 +300,7 @@ class cuda_backend final : public backend {
            "cudaHostRegister pin existing memory (common on virtualised or sandboxed machines)";
   }
 
-  [[nodiscard]] std::string_view name() const noexcept override { return "cuda"; }
+  [[nodiscard]] platform_kind kind() const noexcept override { return platform_kind::cuda; }
 
   [[nodiscard]] description describe() const override {
     description d = description_;

@@ -265,7 +265,7 @@ class host_backend final : public backend {
   // freed next; staging_ is declared after core_ and so destroyed first.
   ~host_backend() override { core_->synchronize_all(); }
 
-  [[nodiscard]] std::string_view name() const noexcept override { return "host"; }
+  [[nodiscard]] platform_kind kind() const noexcept override { return platform_kind::host; }
 
   [[nodiscard]] std::string host_register_unsupported() const override {
     if (!core_->options().host_no_register) return {};

@@ -250,12 +250,12 @@ class workload_run {
   workload_run(const allocator_params& p, const alloc::config& conf, device::backend& dev) : p_(p) {
     if (p.allocator == "async") {
       if (!dev.supports_async_alloc())
-        throw error(dev.name() == "host"
+        throw error(dev.emulated()
                         ? "allocator async (cudaMallocAsync) needs the cuda backend"
                         : "allocator async (cudaMallocAsync) is not supported by this device "
                           "or driver (no memory pools)");
       allocator_ = alloc::make_async_allocator(dev, p.device_memory);
-    } else if (dev.name() == "host") {
+    } else if (dev.emulated()) {
       // The arena costs no memory, so the emulated device can be as large as asked.
       const std::size_t capacity =
           p.device_memory != 0 ? p.device_memory : dev.device_memory().total_bytes;
@@ -510,9 +510,9 @@ run_output run_observed(const allocator_params& p, const alloc::config& conf, de
 }
 
 std::string device_label(device::backend& dev) {
-  if (dev.name() == "host") return "host backend (emulated device)";
+  if (dev.emulated()) return "host backend (emulated device)";
   const auto name = dev.describe().name;
-  return "device 0 (" + (name.empty() ? std::string("cuda") : name) + ")";
+  return "device 0 (" + (name.empty() ? std::string(dev.name()) : name) + ")";
 }
 
 // A policy counter of the first run as a metric with one sample. The workload and the

@@ -85,18 +85,18 @@ class collective_run {
       group_ = cl::make_world_group(*world, ctx.dev);
       devices_ = {&ctx.dev};
     } else {
-      const int available = ctx.open_device ? std::max(ctx.device_count, 1) : 1;
+      const int available = ctx.platform != nullptr ? std::max(ctx.platform->device_count(), 1) : 1;
       // "All" on the host backend is a few emulated devices, not the emulation's ceiling:
       // sixteen ring threads on a small machine measure the scheduler, not the ring.
-      const int all = ctx.dev.name() == "host" ? std::min(available, default_host_ranks) : available;
+      const int all = ctx.dev.emulated() ? std::min(available, default_host_ranks) : available;
       const int n = p.ranks == 0 ? all : p.ranks;
       if (n > available)
         throw unsupported_error(fmt::format("needs {} {}, this process sees {}", n,
-                                            ctx.dev.name() == "cuda" ? "GPUs" : "devices",
+                                            ctx.dev.emulated() ? "devices" : "GPUs",
                                             available));
       devices_.push_back(&ctx.dev);
       for (int i = 1; i < n; ++i) {
-        opened_.push_back(ctx.open_device(i));
+        opened_.push_back(ctx.platform->open(i));
         devices_.push_back(opened_.back().get());
       }
       group_ = cl::make_local_group(devices_);

@@ -61,11 +61,11 @@ peak_memory device_slot::peaks() const {
 }
 
 device_set open_devices(measure::run_context& ctx, int count) {
-  if (count > ctx.device_count)
-    throw unsupported_error(
-        fmt::format("needs {} devices, this process sees {}", count, ctx.device_count));
+  const int visible = ctx.platform != nullptr ? ctx.platform->device_count() : 1;
+  if (count > visible)
+    throw unsupported_error(fmt::format("needs {} devices, this process sees {}", count, visible));
   device_set out;
-  if (!ctx.open_device) {
+  if (ctx.platform == nullptr) {
     if (count > 1)
       throw unsupported_error(
           fmt::format("needs {} devices, and this run can open none beyond its own", count));
@@ -73,7 +73,7 @@ device_set open_devices(measure::run_context& ctx, int count) {
     return out;
   }
   for (int k = 0; k < count; ++k) {
-    auto opened = ctx.open_device(k);
+    auto opened = ctx.platform->open(k);
     if (opened == nullptr) throw device_error(fmt::format("device {} could not be opened", k));
     device::backend& dev = *opened;
     out.push_back(std::make_unique<device_slot>(std::move(opened), dev));

@@ -68,7 +68,7 @@ class device_slot {
 
 using device_set = std::vector<std::unique_ptr<device_slot>>;
 
-/// `count` devices through ctx.open_device (device 0 is ctx.dev opened again), or ctx.dev alone
+/// `count` devices through ctx.platform (device 0 is opened again beside ctx.dev), or ctx.dev alone
 /// when one is asked for and the run cannot open devices. Throws unsupported_error when the
 /// process cannot drive that many.
 [[nodiscard]] device_set open_devices(measure::run_context& ctx, int count);

@@ -59,7 +59,8 @@ class data_parallel_engine final : public measure::engine {
   [[nodiscard]] result::case_result run_case(const measure::case_spec& c,
                                              measure::run_context& ctx) override {
     const auto& p = measure::params_of<data_parallel_params>(c);
-    const int n = p.devices == 0 ? ctx.device_count : p.devices;
+    const int n =
+        p.devices != 0 ? p.devices : ctx.platform != nullptr ? ctx.platform->device_count() : 1;
     device_set devices = open_devices(ctx, n);
     const std::string backend(devices[0]->dev().name());
     auto run =

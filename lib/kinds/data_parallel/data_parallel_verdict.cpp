@@ -31,7 +31,7 @@ std::string bytes(double v) {
 std::string where(const result::case_result& c) {
   const std::string backend = c.extra.value("backend", std::string());
   const int devices = c.extra.value("devices", 0);
-  if (backend == "host") return fmt::format("host backend, {} emulated devices", devices);
+  if (result::emulated_backend(backend)) return fmt::format("host backend, {} emulated devices", devices);
   return fmt::format("{}, {} devices", backend.empty() ? std::string("unknown backend") : backend,
                      devices);
 }

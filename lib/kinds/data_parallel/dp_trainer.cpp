@@ -22,7 +22,7 @@ class dp_trainer final : public trainer {
         devices_(std::move(devices)),
         // The host can add gradients only where device memory is host memory; the backend
         // interface has no add kernel for a real GPU.
-        sum_on_host_(devices_[0]->dev().name() == "host") {
+        sum_on_host_(devices_[0]->dev().emulated()) {
     batch_ = make_host_batch(p_, layout_, devices_);
     device_slot& d0 = *devices_[0];
     // The module, allocated once. Values do not change the timing (GPUs add any float at full

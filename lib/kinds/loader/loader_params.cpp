@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "image/image_set.hpp"
+#include "measure/input_cache.hpp"
 
 namespace pinbench::kinds::loader {
 
@@ -97,11 +98,15 @@ std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p
   check_loader_case(params, source);
   loader_params l = read(params);
   // A user's image folder is checked now, at validate: a missing or empty one is exit 2 before
-  // anything runs. Its listing is kept for the run; the epoch is at most the folder.
+  // anything runs. Its listing is kept for the run, made once for every case that reads the
+  // same folder up to the same count; the epoch is at most the folder.
   if (l.dataset.source == pinbench::loader::dataset_spec::source_kind::jpeg &&
       !l.dataset.dir.empty()) {
-    l.dataset.jpeg.folder = std::make_shared<const image::image_list>(image::scan_image_folder(
-        l.dataset.dir, l.dataset.samples, source, "params.dataset.dir"));
+    const std::string dir = l.dataset.dir.string();
+    const std::uint64_t limit = l.dataset.samples;
+    l.dataset.jpeg.folder = measure::cached_input<image::image_list>(
+        fmt::format("image folder\n{}\n{}", dir, limit),
+        [&] { return image::scan_image_folder(dir, limit, source, "params.dataset.dir"); });
     l.dataset.samples = std::min<std::uint64_t>(l.dataset.samples,
                                                 l.dataset.jpeg.folder->files.size());
   }

@@ -88,7 +88,7 @@ std::string on_the_fly(const point& pinned, const point& otf) {
 // "host backend" or the backend's name, from what the cases recorded.
 std::string where(const point& p) {
   const std::string backend = p.c->extra.value("backend", std::string());
-  if (backend == "host") return "host backend";
+  if (result::emulated_backend(backend)) return "host backend";
   return backend.empty() ? std::string("unknown backend") : backend;
 }
 
