@@ -143,14 +143,7 @@ class data_parallel_engine final : public measure::engine {
           r.warnings.push_back(std::move(line));
       }
 
-    if (p.verify && r.stopped != result::stop_reason::interrupted) {
-      const std::string problem = run->verify();
-      r.extra["verified"] = problem.empty();
-      if (!problem.empty()) {
-        r.status = result::case_status::error;
-        r.message = "verification failed: " + problem;
-      }
-    }
+    if (p.verify) measure::verify_case(r, [&] { return run->verify(); });
     return r;
   }
 
