@@ -143,6 +143,7 @@ class data_parallel_engine final : public measure::engine {
           r.warnings.push_back(std::move(line));
       }
 
+    // The protocol's verification step, run here rather than by measure_case: after the above.
     if (p.verify) measure::verify_case(r, [&] { return run->verify(); });
     return r;
   }
