@@ -33,7 +33,7 @@ class engine {
  public:
   virtual ~engine() = default;
   /// Runs one case: builds what it measures, then measure_case (measure/protocol.hpp) for the
-  /// warm-up and the samples, then verification.
+  /// warm-up, the samples and verification (sample_loop::verify).
   [[nodiscard]] virtual result::case_result run_case(const case_spec& c, run_context& ctx) = 0;
   /// A one-line conclusion over the scenario's cases once they ran ("" when the kind has none).
   [[nodiscard]] virtual std::string verdict(const result::scenario_result&) const { return {}; }

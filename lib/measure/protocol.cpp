@@ -1,4 +1,4 @@
-// The measurement protocol: warm-up, sampling under the stop rule, Ctrl-C.
+// The measurement protocol: warm-up, sampling under the stop rule, Ctrl-C, verification.
 #include "measure/protocol.hpp"
 
 #include "core/error.hpp"
@@ -60,6 +60,19 @@ void measure_case(result::case_result& r, const sampling& rule, const sample_loo
                   : agreed_early ? stop_rule.reason_when_told_to_stop()
                                  : stop_rule.reason();
   if (r.stopped == result::stop_reason::interrupted) r.status = result::case_status::interrupted;
+  verify_case(r, loop.verify);
+}
+
+void verify_case(result::case_result& r, const verify_fn& verify) {
+  if (!verify || r.stopped == result::stop_reason::interrupted) return;
+  record_verification(r, verify());
+}
+
+void record_verification(result::case_result& r, const std::string& problem, bool all_checked) {
+  r.extra["verified"] = all_checked && problem.empty();
+  if (problem.empty() || r.stopped == result::stop_reason::interrupted) return;
+  r.status = result::case_status::error;
+  r.message = "verification failed: " + problem;
 }
 
 }  // namespace pinbench::measure

@@ -1,7 +1,8 @@
 // The measurement protocol every engine follows: warm-up runs, then samples until the sampling
 // rule stops (enough and stable, max_samples, timeout, Ctrl-C), with the metrics of a sample
-// recorded through handles declared before sampling. An engine supplies what one warm-up and
-// one sample do; measure_case does the rest, the same way for every kind.
+// recorded through handles declared before sampling, then verification. An engine supplies what
+// one warm-up, one sample and its check do; measure_case does the rest, the same way for every
+// kind.
 #pragma once
 
 #include <cstddef>
@@ -35,6 +36,9 @@ class metric_handle {
 [[nodiscard]] metric_handle declare(result::case_result& r, std::string name, std::string unit,
                                     result::direction better);
 
+/// A case's verification: "" when what was measured arrived intact, else what was wrong.
+using verify_fn = std::function<std::string()>;
+
 /// What an engine supplies to the protocol.
 struct sample_loop {
   /// One untimed run; called `sampling.warmup` times.
@@ -50,13 +54,31 @@ struct sample_loop {
   /// sample with this process's own decision (true: stop), it returns the decision to obey
   /// (rank 0's, broadcast). Ctrl-C stops this process whatever it returns. Empty: its own rule.
   std::function<bool(bool stop)> agree_to_stop = {};
+  /// Checks, once sampling is done, that what was measured arrived intact: "" when it did, else
+  /// what was wrong. Not called when the case was interrupted; verify_case records what it
+  /// found. Empty: the case is not verified (a scenario's `verify: false`).
+  verify_fn verify = {};
 };
 
 /// Runs the protocol for one case and sets r.stopped. Ctrl-C during the warm-up throws
 /// interrupted_error (nothing was measured); during sampling it stops the loop, keeps the
 /// samples taken and marks the case interrupted (status "interrupted"), unless no sample was
 /// taken at all, which throws interrupted_error. Other exceptions of the engine propagate: the
-/// runner records the case as failed.
+/// runner records the case as failed. Then verification: verify_case with loop.verify.
 void measure_case(result::case_result& r, const sampling& rule, const sample_loop& loop);
+
+/// Verification, the protocol's last step: unless `r` was interrupted (or `verify` is empty),
+/// runs `verify` and records what it found (record_verification). measure_case takes it from
+/// sample_loop::verify; an engine calls it itself when its check must wait for work done after
+/// sampling.
+void verify_case(result::case_result& r, const verify_fn& verify);
+
+/// Records what verification found in `r`: extra["verified"], true when `problem` is empty and
+/// `all_checked` (false: part of what was measured could not be checked, though nothing was
+/// found wrong). A problem makes the case an error, "verification failed: " + problem, unless
+/// the case was interrupted, which keeps that status. For an engine that verifies as it samples
+/// (the loader, each run); verify_case calls it for the others.
+void record_verification(result::case_result& r, const std::string& problem,
+                         bool all_checked = true);
 
 }  // namespace pinbench::measure

@@ -1,5 +1,5 @@
-// The measurement protocol that every engine runs through: warm-up, the stop rule, Ctrl-C, and
-// metric handles that survive further declarations.
+// The measurement protocol that every engine runs through: warm-up, the stop rule, Ctrl-C,
+// verification, and metric handles that survive further declarations.
 #include <catch2/catch.hpp>
 
 #include <fmt/format.h>
@@ -130,6 +130,134 @@ TEST_CASE("an engine's failure propagates to the runner", "[measure][protocol]")
                                     throw error("the device lost the data");
                                   }}),
                     "the device lost the data");
+}
+
+TEST_CASE("verification runs once after the samples and is recorded", "[measure][protocol]") {
+  result::case_result r;
+  std::vector<char> order;
+  const auto loop = [&](std::string problem) {
+    return sample_loop{.warm_up = [&] { order.push_back('w'); },
+                       .sample = [&]() -> std::optional<double> {
+                         order.push_back('s');
+                         return 1.0;
+                       },
+                       .verify = [&order, problem] {
+                         order.push_back('v');
+                         return problem;
+                       }};
+  };
+  SECTION("intact: verified, the case ok") {
+    measure_case(r, fixed(1, 2), loop(""));
+    CHECK(order == std::vector<char>{'w', 's', 's', 'v'});
+    CHECK(r.status == result::case_status::ok);
+    CHECK(r.message.empty());
+    CHECK(r.extra.at("verified") == true);
+  }
+  SECTION("a problem: not verified, the case an error that says what was wrong") {
+    measure_case(r, fixed(0, 3), loop("h2d data did not arrive intact"));
+    CHECK(order == std::vector<char>{'s', 's', 's', 'v'});
+    CHECK(r.stopped == result::stop_reason::max_samples);
+    CHECK(r.status == result::case_status::error);
+    CHECK(r.message == "verification failed: h2d data did not arrive intact");
+    CHECK(r.extra.at("verified") == false);
+  }
+}
+
+TEST_CASE("without a verify function nothing is verified or recorded", "[measure][protocol]") {
+  result::case_result r;
+  measure_case(r, fixed(0, 2), {.warm_up = [] {},
+                                .sample = []() -> std::optional<double> { return 1.0; }});
+  CHECK(r.status == result::case_status::ok);
+  CHECK_FALSE(r.extra.contains("verified"));
+}
+
+TEST_CASE("an interrupted case is not verified", "[measure][protocol]") {
+  const interrupt_cleared guard;
+  result::case_result r;
+  int taken = 0;
+  bool verified = false;
+  measure_case(r, fixed(0, 100), {.warm_up = [] {},
+                                  .sample = [&]() -> std::optional<double> {
+                                    if (++taken == 2) request_interrupt();
+                                    return 1.0;
+                                  },
+                                  .verify = [&] {
+                                    verified = true;
+                                    return std::string("never seen");
+                                  }});
+  CHECK_FALSE(verified);
+  CHECK(r.status == result::case_status::interrupted);
+  CHECK(r.message.empty());
+  CHECK_FALSE(r.extra.contains("verified"));
+}
+
+TEST_CASE("a verification that throws propagates like a failed sample", "[measure][protocol]") {
+  result::case_result r;
+  CHECK_THROWS_WITH(measure_case(r, fixed(0, 1),
+                                 {.warm_up = [] {},
+                                  .sample = []() -> std::optional<double> { return 1.0; },
+                                  .verify = []() -> std::string {
+                                    throw error("the read-back failed");
+                                  }}),
+                    "the read-back failed");
+}
+
+TEST_CASE("verify_case: the same step, for an engine that verifies after other work",
+          "[measure][protocol]") {
+  result::case_result r;
+  SECTION("run and recorded when the case was not interrupted") {
+    r.stopped = result::stop_reason::converged;
+    verify_case(r, [] { return std::string("bad gradients"); });
+    CHECK(r.status == result::case_status::error);
+    CHECK(r.message == "verification failed: bad gradients");
+    CHECK(r.extra.at("verified") == false);
+  }
+  SECTION("skipped when it was") {
+    r.stopped = result::stop_reason::interrupted;
+    r.status = result::case_status::interrupted;
+    bool ran = false;
+    verify_case(r, [&] {
+      ran = true;
+      return std::string();
+    });
+    CHECK_FALSE(ran);
+    CHECK(r.status == result::case_status::interrupted);
+    CHECK_FALSE(r.extra.contains("verified"));
+  }
+  SECTION("nothing to run: nothing recorded") {
+    verify_case(r, nullptr);
+    CHECK_FALSE(r.extra.contains("verified"));
+  }
+}
+
+TEST_CASE("record_verification: what an engine verifying as it samples found",
+          "[measure][protocol]") {
+  result::case_result r;
+  SECTION("intact and all checked") {
+    record_verification(r, "");
+    CHECK(r.extra.at("verified") == true);
+    CHECK(r.status == result::case_status::ok);
+  }
+  SECTION("nothing wrong, but not all checked: not verified, not an error") {
+    record_verification(r, "", /*all_checked=*/false);
+    CHECK(r.extra.at("verified") == false);
+    CHECK(r.status == result::case_status::ok);
+    CHECK(r.message.empty());
+  }
+  SECTION("a problem fails the case") {
+    record_verification(r, "sample 3 arrived twice");
+    CHECK(r.extra.at("verified") == false);
+    CHECK(r.status == result::case_status::error);
+    CHECK(r.message == "verification failed: sample 3 arrived twice");
+  }
+  SECTION("a problem in an interrupted case is recorded, and the case stays interrupted") {
+    r.stopped = result::stop_reason::interrupted;
+    r.status = result::case_status::interrupted;
+    record_verification(r, "sample 3 arrived twice");
+    CHECK(r.extra.at("verified") == false);
+    CHECK(r.status == result::case_status::interrupted);
+    CHECK(r.message.empty());
+  }
 }
 
 TEST_CASE("agree_to_stop hears every decision and is obeyed both ways", "[measure][protocol]") {

@@ -315,6 +315,21 @@ class collective_engine final : public measure::engine {
         world->broadcast(said, 0, cl::world_timeout);
         return said == "1";
       };
+    if (p.verify)
+      loop.verify = [&] {
+        std::string problem = run.verify();
+        // Under a launch every rank reports whether all of them got the right values.
+        if (auto* world = run.world()) {
+          const auto all = world->all_gather(problem, cl::world_timeout);
+          problem.clear();
+          for (const auto& said : all)
+            if (!said.empty()) {
+              problem = said;
+              break;
+            }
+        }
+        return problem;
+      };
     measure::measure_case(r, c.sampling, loop);
 
     r.extra["group"] = run.group().describe();
@@ -328,24 +343,6 @@ class collective_engine final : public measure::engine {
     r.extra["iterations"] = iterations;
     r.extra["timing"] = fmt::format("host clock around {} back-to-back collective{}", iterations,
                                     iterations == 1 ? "" : "s");
-    if (p.verify && r.stopped != result::stop_reason::interrupted) {
-      std::string problem = run.verify();
-      // Under a launch every rank reports whether all of them got the right values.
-      if (auto* world = run.world()) {
-        const auto all = world->all_gather(problem, cl::world_timeout);
-        problem.clear();
-        for (const auto& said : all)
-          if (!said.empty()) {
-            problem = said;
-            break;
-          }
-      }
-      r.extra["verified"] = problem.empty();
-      if (!problem.empty()) {
-        r.status = result::case_status::error;
-        r.message = "verification failed: " + problem;
-      }
-    }
     return r;
   }
 };

@@ -144,14 +144,8 @@ class data_parallel_engine final : public measure::engine {
           r.warnings.push_back(std::move(line));
       }
 
-    if (p.verify && r.stopped != result::stop_reason::interrupted) {
-      const std::string problem = run->verify();
-      r.extra["verified"] = problem.empty();
-      if (!problem.empty()) {
-        r.status = result::case_status::error;
-        r.message = "verification failed: " + problem;
-      }
-    }
+    // The protocol's verification step, run here rather than by measure_case: after the above.
+    if (p.verify) measure::verify_case(r, [&] { return run->verify(); });
     return r;
   }
 

@@ -456,14 +456,12 @@ class loader_engine final : public measure::engine {
         "inside it, as iter() does) to the last step's compute "
         "done; gpu_busy: compute-stream busy time (events) over the run's span on the device";
     if (p.verify) {
-      r.extra["verified"] = verified && problem.empty();
       r.extra["verify_note"] =
           "order and exactly-once checked on headers copied back from the device; the last "
           "batch's bytes compared in full";
-      if (!problem.empty() && r.stopped != result::stop_reason::interrupted) {
-        r.status = result::case_status::error;
-        r.message = "verification failed: " + problem;
-      }
+      // Each run verified itself as it was sampled: what they found is recorded, even when
+      // interrupted (without failing the case then).
+      measure::record_verification(r, problem, verified);
     }
     return r;
   }
