@@ -1,6 +1,9 @@
 // The builders of param_spec: one line per param in a kind's description.
 #include "kinds/params.hpp"
 
+#include "core/error.hpp"
+#include "core/text.hpp"
+
 namespace pinbench::kinds {
 
 using nlohmann::json;
@@ -46,5 +49,30 @@ param_spec text(std::string name, std::string def, std::string help) {
   p.help = std::move(help);
   return p;
 }
+
+namespace detail {
+
+const json* find_param(const json& params, std::string_view dotted) {
+  const json* at = &params;
+  for (;;) {
+    const auto dot = dotted.find('.');
+    const std::string key(dotted.substr(0, dot));
+    if (!at->is_object()) return nullptr;
+    const auto it = at->find(key);
+    if (it == at->end()) return nullptr;
+    at = &*it;
+    if (dot == std::string_view::npos) return at;
+    dotted.remove_prefix(dot + 1);
+  }
+}
+
+void throw_unknown_choice(std::string_view param, const std::vector<std::string>& names,
+                          const json* got, const std::string& source) {
+  throw input_error(source, "params." + std::string(param),
+                    "expected one of " + quoted_list(names) + ", got " +
+                        (got == nullptr ? std::string("nothing") : got->dump()));
+}
+
+}  // namespace detail
 
 }  // namespace pinbench::kinds

@@ -1,7 +1,6 @@
 // The registry's contents: one line per built-in kind.
 #include "kinds/registry.hpp"
 
-#include <algorithm>
 #include <deque>
 #include <stdexcept>
 
@@ -30,18 +29,6 @@ std::deque<kind_spec>& registered() {
 }
 
 }  // namespace
-
-const param_spec* kind_spec::find(std::string_view name) const {
-  const auto it = std::find_if(params.begin(), params.end(),
-                               [&](const param_spec& p) { return p.name == name; });
-  return it == params.end() ? nullptr : &*it;
-}
-
-std::vector<std::string> kind_spec::names() const {
-  std::vector<std::string> out;
-  for (const auto& p : params) out.push_back(p.name);
-  return out;
-}
 
 std::vector<const kind_spec*> all() {
   std::vector<const kind_spec*> out;

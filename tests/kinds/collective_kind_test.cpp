@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "device/backend.hpp"
 #include "device/platform.hpp"
+#include "kinds/collective/collective_params.hpp"
 #include "kinds/registry.hpp"
 
 namespace pinbench {
@@ -98,6 +99,23 @@ TEST_CASE("the collective kind measures and verifies every op over emulated devi
       const auto t = in_place ? collective::dtype::int32 : collective::dtype::float64;
       CHECK(r.extra.at("shape").at("bytes") == collective::shape_of(o, t, 4096 + 12, 4).bytes(t));
     }
+}
+
+TEST_CASE("the collective kind's op and dtype tables name values as collective::to_string does",
+          "[collective][kinds][choice]") {
+  std::size_t ops = 0, dtypes = 0;
+  for (const auto& [name, o] : kinds::collective::op_choice.table()) {
+    CHECK(collective::to_string(o) == name);
+    CHECK(collective::op_from(name) == o);
+    ++ops;
+  }
+  for (const auto& [name, t] : kinds::collective::dtype_choice.table()) {
+    CHECK(collective::to_string(t) == name);
+    CHECK(collective::dtype_from(name) == t);
+    ++dtypes;
+  }
+  CHECK(ops == 5);
+  CHECK(dtypes == 3);
 }
 
 TEST_CASE("the collective kind takes as many devices as ranks asks for", "[collective][kinds]") {

@@ -248,7 +248,7 @@ constexpr int hit_batches = 15;
 class workload_run {
  public:
   workload_run(const allocator_params& p, const alloc::config& conf, device::backend& dev) : p_(p) {
-    if (p.allocator == "async") {
+    if (p.allocator == allocator_type::async) {
       if (!dev.supports_async_alloc())
         throw error(dev.emulated()
                         ? "allocator async (cudaMallocAsync) needs the cuda backend"
@@ -263,16 +263,15 @@ class workload_run {
     } else {
       upstream_ = alloc::make_backend_upstream(dev, p.device_memory);
     }
-    if (p.allocator == "raw")
+    if (p.allocator == allocator_type::raw)
       allocator_ = alloc::make_raw_allocator(*upstream_);
-    else if (p.allocator == "caching")
+    else if (p.allocator == allocator_type::caching)
       allocator_ = alloc::make_caching_allocator(*upstream_, conf, p.memory_fraction);
-    if (p.workload == "training_loop")
-      events_ = alloc::make_training_loop(p.loop);
-    else if (p.workload == "random")
-      events_ = alloc::make_random(p.random);
-    else
-      events_ = alloc::open_trace(p.trace_file);
+    switch (p.workload) {
+      case workload_kind::training_loop: events_ = alloc::make_training_loop(p.loop); break;
+      case workload_kind::random: events_ = alloc::make_random(p.random); break;
+      case workload_kind::trace: events_ = alloc::open_trace(p.trace_file); break;
+    }
   }
 
   workload_run(const workload_run&) = delete;
@@ -496,7 +495,8 @@ run_output run_timed(const allocator_params& p, const alloc::config& conf, devic
   run_output out;
   workload_run run(p, conf, dev);
   run.execute(out, batch);
-  if (!out.interrupted && p.allocator == "caching") out.hit_pair_ns = run.time_hit_pairs();
+  if (!out.interrupted && p.allocator == allocator_type::caching)
+    out.hit_pair_ns = run.time_hit_pairs();
   return out;
 }
 
@@ -564,13 +564,16 @@ class allocator_engine final : public measure::engine {
     p.loop.seed = p.random.seed = ctx.seed;
     const alloc::config conf = p.config ? *p.config : config_from_environment();
     result::case_result r;
-    if (p.allocator != "caching" && (!conf.to_string().empty() || p.memory_fraction))
+    if (p.allocator != allocator_type::caching && (!conf.to_string().empty() || p.memory_fraction))
       r.warnings.push_back("config and memory_fraction apply to the caching allocator only; the " +
-                           p.allocator + " allocator ignores them");
+                           std::string(allocator_choice.name(p.allocator)) +
+                           " allocator ignores them");
 
     // Batch timing, unless the scenario asks for the per-call distribution (or replays a
     // trace, where it is the default): the timer costs about as much as a cache hit.
-    const bool per_call = p.timing == "call" || (p.timing == "auto" && p.workload == "trace");
+    const bool per_call =
+        p.timing == timing_method::call ||
+        (p.timing == timing_method::automatic && p.workload == workload_kind::trace);
     const std::size_t batch = per_call ? 1 : batch_calls;
 
     // Timed metrics first, in the order the result lists them; the policy counters follow.
@@ -604,7 +607,7 @@ class allocator_engine final : public measure::engine {
                              record(out.free_ns, free_latency, free_p99);
                              if (out.hit_pair_ns)
                                hit_pair.add(*out.hit_pair_ns);
-                             else if (p.allocator == "caching")
+                             else if (p.allocator == allocator_type::caching)
                                ++runs_without_hits;
                              for (double v : out.iteration_ns) iterations.add(v);
                              for (double v : out.empty_cache_ns) empty_cache.add(v);
@@ -627,7 +630,8 @@ class allocator_engine final : public measure::engine {
     if (!first->first_oom.empty()) r.extra["first_oom"] = first->first_oom;
     r.extra["ops"] = first->counts.to_json();
     r.extra["runs"] = runs;
-    r.extra["timing"] = {{"method", per_call ? "call" : "batch"},
+    r.extra["timing"] = {{"method", std::string(timing_choice.name(
+                                        per_call ? timing_method::call : timing_method::batch))},
                          {"batch_calls", batch},
                          {"hit_pairs_per_batch", hit_pairs},
                          {"hit_batches", hit_batches},
@@ -637,8 +641,8 @@ class allocator_engine final : public measure::engine {
           "hit_pair_latency: {} of {} runs left out: the repeated size was not served from the "
           "cache (or ran out of memory)",
           runs_without_hits, runs));
-    r.extra["config"] = p.allocator == "caching" ? conf.to_string() : std::string();
-    if (p.allocator == "caching") {
+    r.extra["config"] = p.allocator == allocator_type::caching ? conf.to_string() : std::string();
+    if (p.allocator == allocator_type::caching) {
       r.extra["memory_fraction"] =
           p.memory_fraction ? nlohmann::json(*p.memory_fraction) : nlohmann::json("unset");
       r.extra["pytorch"] = {{"version", alloc::pytorch_version},

@@ -70,9 +70,9 @@ kind_spec describe() {
           "fragmentation and out-of-memory errors",
       .params =
           {
-              enumeration("allocator", {"caching", "raw", "async"}, "caching",
-                          "caching: PyTorch's native caching allocator; raw: cudaMalloc/cudaFree "
-                          "per request; async: cudaMallocAsync (cuda only)"),
+              allocator_choice.spec(
+                  "caching: PyTorch's native caching allocator; raw: cudaMalloc/cudaFree "
+                  "per request; async: cudaMallocAsync (cuda only)"),
               config,
               bounded("device_memory", param_type::size, 8_GiB, 0, false,
                       static_cast<double>(1ull << 50),
@@ -81,15 +81,15 @@ kind_spec describe() {
               memory_fraction,
               bounded("empty_cache_every", param_type::integer, 0, 0, false, 1e9,
                       "call empty_cache after every N-th iteration (count; 0 = never)"),
-              enumeration("timing", {"auto", "batch", "call"}, "auto",
-                          "how alloc_latency and free_latency are timed: batch (runs of up to 64 "
-                          "consecutive allocs, or frees, between two clock reads: the mean per "
-                          "call, free of the timer's cost), call (each call alone: its median and "
-                          "p99, each including one clock read), auto (call for a trace, else "
-                          "batch)"),
-              enumeration("workload", {"training_loop", "random", "trace"}, "training_loop",
-                          "training_loop: generated forward/backward pattern; random: RMM's "
-                          "random allocations; trace: replay trace_file"),
+              timing_choice.spec(
+                  "how alloc_latency and free_latency are timed: batch (runs of up to 64 "
+                  "consecutive allocs, or frees, between two clock reads: the mean per "
+                  "call, free of the timer's cost), call (each call alone: its median and "
+                  "p99, each including one clock read), auto (call for a trace, else "
+                  "batch)"),
+              workload_choice.spec(
+                  "training_loop: generated forward/backward pattern; random: RMM's "
+                  "random allocations; trace: replay trace_file"),
               bounded("layers", param_type::integer, 24, 1, false, 1e5,
                       "training_loop: layers of the model (count)"),
               bounded("activation_bytes", param_type::size, 64_MiB, 0, true,

@@ -1,7 +1,7 @@
 // Kind `allocator`: its description for the registry (kinds/registry.cpp).
 #pragma once
 
-#include "kinds/registry.hpp"
+#include "kinds/kind_spec.hpp"
 
 namespace pinbench::kinds::allocator {
 

@@ -15,14 +15,14 @@ namespace pinbench::kinds::allocator {
 std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p,
                                                          const std::string& source) {
   auto a = std::make_shared<allocator_params>();
-  a->allocator = p.at("allocator").get<std::string>();
-  a->workload = p.at("workload").get<std::string>();
+  a->allocator = allocator_choice.parse(p, source);
+  a->workload = workload_choice.parse(p, source);
   const auto config = p.at("config").get<std::string>();
   if (config != "env") a->config = alloc::parse_config(config, source, "params.config");
   a->device_memory = p.at("device_memory").get<std::uint64_t>();
   if (p.contains("memory_fraction")) a->memory_fraction = p.at("memory_fraction").get<double>();
   a->empty_cache_every = p.at("empty_cache_every").get<std::int64_t>();
-  a->timing = p.at("timing").get<std::string>();
+  a->timing = timing_choice.parse(p, source);
   a->loop.layers = p.at("layers").get<int>();
   a->loop.activation_bytes = p.at("activation_bytes").get<std::uint64_t>();
   a->loop.parameter_bytes = p.at("parameter_bytes").get<std::uint64_t>();
@@ -33,7 +33,7 @@ std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p
   a->random.max_bytes = p.at("max_bytes").get<std::uint64_t>();
   a->random.alloc_probability = p.at("alloc_probability").get<double>();
   const auto trace_file = p.at("trace_file").get<std::string>();
-  if (a->workload == "trace" && trace_file.empty())
+  if (a->workload == workload_kind::trace && trace_file.empty())
     throw input_error(source, "params.trace_file", "required when workload is \"trace\"");
   // A relative trace path means: next to the scenario file that names it.
   std::filesystem::path trace = trace_file;
@@ -41,7 +41,7 @@ std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p
     trace = std::filesystem::path(source).parent_path() / trace;
   a->trace_file = trace.string();
   // Found now, at validate and before run measures anything, not when the case starts.
-  if (a->workload == "trace") {
+  if (a->workload == workload_kind::trace) {
     try {
       alloc::check_trace_file(a->trace_file);
     } catch (const input_error& e) {

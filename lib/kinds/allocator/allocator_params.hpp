@@ -11,12 +11,39 @@
 
 #include "alloc/config.hpp"
 #include "alloc/workload.hpp"
+#include "kinds/params.hpp"
 #include "measure/case.hpp"
 
 namespace pinbench::kinds::allocator {
 
+/// The allocator measured.
+enum class allocator_type { caching, raw, async };
+inline constexpr named<allocator_type> allocator_types[] = {{"caching", allocator_type::caching},
+                                                            {"raw", allocator_type::raw},
+                                                            {"async", allocator_type::async}};
+inline constexpr choice<allocator_type> allocator_choice{"allocator", allocator_types,
+                                                         allocator_type::caching};
+
+/// How alloc_latency and free_latency are timed; automatic: call for a trace, else batch.
+enum class timing_method { automatic, batch, call };
+inline constexpr named<timing_method> timing_methods[] = {{"auto", timing_method::automatic},
+                                                          {"batch", timing_method::batch},
+                                                          {"call", timing_method::call}};
+inline constexpr choice<timing_method> timing_choice{"timing", timing_methods,
+                                                     timing_method::automatic};
+
+/// What drives the allocator.
+enum class workload_kind { training_loop, random, trace };
+inline constexpr named<workload_kind> workload_kinds[] = {
+    {"training_loop", workload_kind::training_loop},
+    {"random", workload_kind::random},
+    {"trace", workload_kind::trace}};
+inline constexpr choice<workload_kind> workload_choice{"workload", workload_kinds,
+                                                       workload_kind::training_loop};
+
 struct allocator_params final : measure::case_params {
-  std::string allocator, workload;
+  allocator_type allocator = allocator_choice.default_value();
+  workload_kind workload = workload_choice.default_value();
   std::string trace_file;  ///< resolved against the scenario's folder
   /// The caching allocator's options; none for "env" (config_from_environment at the case).
   std::optional<alloc::config> config;
@@ -24,7 +51,7 @@ struct allocator_params final : measure::case_params {
   /// set_per_process_memory_fraction's argument; none: never called.
   std::optional<double> memory_fraction;
   std::int64_t empty_cache_every = 0;
-  std::string timing;  ///< "auto", "batch" or "call": how latencies are timed
+  timing_method timing = timing_choice.default_value();  ///< how latencies are timed
   alloc::training_loop_spec loop;  ///< seed left 0: the run's seed is the engine's
   alloc::random_spec random;       ///< likewise
 

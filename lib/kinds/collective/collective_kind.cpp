@@ -15,15 +15,12 @@ kind_spec describe() {
           "collectives as NCCL runs them (all_reduce, all_gather, reduce_scatter, broadcast, "
           "send_recv): time, algbw and busbw as nccl-tests reports them, by size",
       .params = {
-          enumeration("op", {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "send_recv"},
-                      "all_reduce",
-                      "the collective; send_recv exchanges buffers in pairs of ranks (0<->1, "
-                      "2<->3, ...)"),
+          op_choice.spec("the collective; send_recv exchanges buffers in pairs of ranks (0<->1, "
+                         "2<->3, ...)"),
           bounded("bytes", param_type::size, 32_MiB, 0, true, static_cast<double>(1ull << 40),
                   "size of the collective as nccl-tests counts it: the larger of each rank's "
                   "send and receive buffers (size)"),
-          enumeration("dtype", {"float32", "float64", "int32"}, "float32",
-                      "element type; reductions are sums"),
+          dtype_choice.spec("element type; reductions are sums"),
           bounded("ranks", param_type::integer, 0, 0, false, 65536,
                   "participants (count; 0 = all: every process under a launch, else every "
                   "device this process can drive)"),

@@ -2,7 +2,7 @@
 // this process's devices or the launch's processes.
 #pragma once
 
-#include "kinds/registry.hpp"
+#include "kinds/kind_spec.hpp"
 
 namespace pinbench::kinds::collective {
 

@@ -12,9 +12,8 @@ namespace cl = pinbench::collective;
 std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p,
                                                          const std::string& source) {
   auto c = std::make_shared<collective_params>();
-  // The enumerations were checked against the kind's choices already.
-  c->op = cl::op_from(p.at("op").get<std::string>()).value_or(cl::op::all_reduce);
-  c->type = cl::dtype_from(p.at("dtype").get<std::string>()).value_or(cl::dtype::float32);
+  c->op = op_choice.parse(p, source);
+  c->type = dtype_choice.parse(p, source);
   c->bytes = p.at("bytes").get<std::uint64_t>();
   c->ranks = p.at("ranks").get<int>();
   c->in_place = p.at("in_place").get<bool>();

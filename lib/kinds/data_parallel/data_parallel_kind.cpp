@@ -19,11 +19,11 @@ kind_spec describe() {
           "how much backward hid, and each device's peak memory",
       .params =
           {
-              enumeration("mode", {"dp", "ddp"}, "ddp",
-                          "dp: one process scatters the batch, replicates the model from device "
-                          "0 every step, gathers outputs and reduces gradients on device 0; "
-                          "ddp: every device keeps its model and all-reduces gradients in "
-                          "buckets while backward runs"),
+              mode_choice.spec(
+                  "dp: one process scatters the batch, replicates the model from device "
+                  "0 every step, gathers outputs and reduces gradients on device 0; "
+                  "ddp: every device keeps its model and all-reduces gradients in "
+                  "buckets while backward runs"),
               bounded("devices", param_type::integer, 2, 0, false, 1024,
                       "devices to train on (count; 0 = every device this process can drive; "
                       "more than it can drive: skipped)"),

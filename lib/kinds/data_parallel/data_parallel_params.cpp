@@ -26,7 +26,7 @@ void require_elements(const nlohmann::json& p, const char* name, const std::stri
 std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p,
                                                          const std::string& source) {
   auto d = std::make_shared<data_parallel_params>();
-  d->mode = p.at("mode").get<std::string>();
+  d->mode = mode_choice.parse(p, source);
   d->devices = p.at("devices").get<int>();
   d->batch_size = p.at("batch_size").get<int>();
   d->sample_bytes = p.at("sample_bytes").get<std::uint64_t>();

@@ -7,12 +7,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kinds/params.hpp"
 #include "measure/case.hpp"
 
 namespace pinbench::kinds::data_parallel {
 
+/// torch.nn.DataParallel (dp) or DistributedDataParallel (ddp).
+enum class parallel_mode { dp, ddp };
+inline constexpr named<parallel_mode> parallel_modes[] = {{"dp", parallel_mode::dp},
+                                                          {"ddp", parallel_mode::ddp}};
+inline constexpr choice<parallel_mode> mode_choice{"mode", parallel_modes, parallel_mode::ddp};
+
 struct data_parallel_params final : measure::case_params {
-  std::string mode;     ///< "dp" (torch.nn.DataParallel) or "ddp" (DistributedDataParallel)
+  parallel_mode mode = mode_choice.default_value();
   int devices = 2;      ///< 0 = every device this process can drive (resolved when the case runs)
   int batch_size = 64;  ///< samples per step, the whole batch over every device
   std::uint64_t sample_bytes = 0, output_bytes = 0, activation_bytes = 0;  ///< per sample
@@ -22,7 +29,7 @@ struct data_parallel_params final : measure::case_params {
   bool pin_memory = true;
   bool verify = true;
 
-  [[nodiscard]] bool ddp() const { return mode == "ddp"; }
+  [[nodiscard]] bool ddp() const { return mode == parallel_mode::ddp; }
 };
 
 /// The case's params (complete and normalised) as data_parallel_params; throws input_error

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/units.hpp"
+#include "kinds/data_parallel/data_parallel_params.hpp"
 
 namespace pinbench::kinds::data_parallel {
 
@@ -16,7 +17,7 @@ namespace {
 
 struct point {
   const result::case_result* c = nullptr;
-  std::string mode;
+  std::optional<parallel_mode> mode;  ///< none: the result names no known mode
   std::map<std::string, std::string> others;  ///< every param but mode
   double samples_per_s = 0;
   double extra_bytes = 0;
@@ -47,7 +48,7 @@ std::string verdict(const result::scenario_result& s) {
     point p;
     p.c = &c;
     p.others = result::flat_params(c.params);
-    p.mode = p.others["mode"];
+    p.mode = mode_choice.find(p.others["mode"]);
     p.others.erase("mode");
     p.samples_per_s = *sps;
     p.extra_bytes = result::finite_median(c, "device0_extra_memory").value_or(0);
@@ -59,9 +60,9 @@ std::string verdict(const result::scenario_result& s) {
   // ddp against the dp case that differs from it in mode only.
   std::vector<std::pair<const point*, const point*>> pairs;
   for (const auto& ddp : pts) {
-    if (ddp.mode != "ddp") continue;
+    if (ddp.mode != parallel_mode::ddp) continue;
     const auto dp = std::find_if(pts.begin(), pts.end(), [&](const point& q) {
-      return q.mode == "dp" && q.others == ddp.others;
+      return q.mode == parallel_mode::dp && q.others == ddp.others;
     });
     if (dp != pts.end()) pairs.emplace_back(&*dp, &ddp);
   }

@@ -24,14 +24,14 @@ kind_spec describe() {
                       static_cast<double>(1ull << 30), "bytes per sample (size)"),
               bounded("dataset.cpu_per_sample", param_type::duration, 100'000, 0, false, 1e10,
                       "real CPU work per sample, calibrated on this CPU (duration; 0 = none)"),
-              enumeration("dataset.source", {"memory", "file", "jpeg"}, "memory",
-                          "memory: samples copied out of an in-memory block; file: pread from a "
-                          "file pinbench writes (page cache and I/O are real); jpeg: JPEG files "
-                          "read, decoded (libjpeg-turbo) and augmented as torchvision's "
-                          "ImageNet recipe does"),
-              enumeration("dataset.cache", {"warm", "cold"}, "warm",
-                          "file, jpeg: warm keeps the page cache; cold drops the files' pages "
-                          "before every epoch (posix_fadvise)"),
+              source_choice.spec(
+                  "memory: samples copied out of an in-memory block; file: pread from a "
+                  "file pinbench writes (page cache and I/O are real); jpeg: JPEG files "
+                  "read, decoded (libjpeg-turbo) and augmented as torchvision's "
+                  "ImageNet recipe does"),
+              cache_choice.spec(
+                  "file, jpeg: warm keeps the page cache; cold drops the files' pages "
+                  "before every epoch (posix_fadvise)"),
               text("dataset.dir", "",
                    "file: the directory the dataset file is written to (\"\" = $TMPDIR or "
                    "/tmp); jpeg: an ImageFolder of the user's JPEGs, read as they are (\"\" = "
@@ -53,9 +53,8 @@ kind_spec describe() {
                       "jpeg, generated: JPEG quality (1-100)"),
               bounded("dataset.crop", param_type::integer, 224, 8, false, 4096,
                       "jpeg: RandomResizedCrop's output size (pixels, square)"),
-              enumeration("dataset.output", {"float32", "uint8"}, "float32",
-                          "jpeg: float32 = ToTensor + Normalize (ImageNet mean/std), CHW; "
-                          "uint8 = the 8-bit pixels, CHW"),
+              output_choice.spec("jpeg: float32 = ToTensor + Normalize (ImageNet mean/std), CHW; "
+                                 "uint8 = the 8-bit pixels, CHW"),
               bounded("dataset.max_pixels", param_type::integer, image::default_max_pixels, 1,
                       false,
                       static_cast<double>(image::max_pixels_limit),
@@ -83,9 +82,9 @@ kind_spec describe() {
                       "batches outstanding per worker, as PyTorch counts them (count)"),
               boolean("pin_memory", true,
                       "copy each batch into page-locked memory before the device copy"),
-              enumeration("pin_mode", {"per_batch", "ring"}, "per_batch",
-                          "per_batch: one pin thread, blocks from a caching host allocator; "
-                          "ring: preallocated pinned slots reused under events"),
+              pin_mode_choice.spec(
+                  "per_batch: one pin thread, blocks from a caching host allocator; "
+                  "ring: preallocated pinned slots reused under events"),
               bounded("ring_slots", param_type::integer, 0, 0, false, 4096,
                       "ring: slots (count; 0 = num_workers x prefetch_factor + 1)"),
               bounded("pinned_limit", param_type::size, std::uint64_t{0}, 0, false,

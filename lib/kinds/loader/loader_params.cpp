@@ -43,17 +43,14 @@ void check_loader_case(const json& params, const std::string& source) {
                                   ds.at("burst_length").get<std::int64_t>()));
 }
 
-loader_params read(const nlohmann::json& p) {
+loader_params read(const nlohmann::json& p, const std::string& source) {
   loader_params l;
   const auto& d = p.at("dataset");
   l.dataset.samples = d.at("samples").get<std::uint64_t>();
   l.dataset.sample_bytes = d.at("sample_bytes").get<std::size_t>();
   l.dataset.cpu_per_sample_ns = d.at("cpu_per_sample").get<std::int64_t>();
-  using source_kind = pinbench::loader::dataset_spec::source_kind;
-  l.dataset.source = d.at("source") == "file"   ? source_kind::file
-                     : d.at("source") == "jpeg" ? source_kind::jpeg
-                                                : source_kind::memory;
-  l.dataset.cold_cache = d.at("cache") == "cold";
+  l.dataset.source = source_choice.parse(p, source);
+  l.dataset.cold_cache = cache_choice.parse(p, source) == page_cache::cold;
   l.dataset.dir = d.at("dir").get<std::string>();
   l.dataset.burst_every = d.at("burst_every").get<std::uint64_t>();
   l.dataset.burst_length = d.at("burst_length").get<std::uint64_t>();
@@ -67,8 +64,7 @@ loader_params read(const nlohmann::json& p) {
   j.generate.max_height = d.at("max_height").get<int>();
   j.generate.quality = d.at("quality").get<int>();
   j.crop = d.at("crop").get<int>();
-  j.format = d.at("output") == "uint8" ? image::tensor_format::uint8_chw
-                                        : image::tensor_format::float32_chw;
+  j.format = output_choice.parse(p, source);
   j.skip_corrupt = d.at("skip_corrupt").get<bool>();
   j.max_pixels = d.at("max_pixels").get<std::uint64_t>();
   if (l.dataset.source == source_kind::jpeg)
@@ -79,7 +75,7 @@ loader_params read(const nlohmann::json& p) {
   l.spec.pin_memory = p.at("pin_memory").get<bool>();
   l.spec.shuffle = p.at("shuffle").get<bool>();
   l.spec.drop_last = p.at("drop_last").get<bool>();
-  l.mode = p.at("pin_mode") == "ring" ? pinbench::loader::pin_mode::ring : pinbench::loader::pin_mode::per_batch;
+  l.mode = pin_mode_choice.parse(p, source);
   l.ring_slots = p.at("ring_slots").get<std::size_t>();
   if (l.ring_slots == 0) l.ring_slots = l.spec.num_workers > 0 ? pinbench::loader::max_outstanding(l.spec) + 1 : 2;
   l.pinned_limit = p.at("pinned_limit").get<std::size_t>();
@@ -96,7 +92,7 @@ loader_params read(const nlohmann::json& p) {
 std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& params,
                                                          const std::string& source) {
   check_loader_case(params, source);
-  loader_params l = read(params);
+  loader_params l = read(params, source);
   // A user's image folder is checked now, at validate: a missing or empty one is exit 2 before
   // anything runs. Its listing is kept for the run, made once for every case that reads the
   // same folder up to the same count; the epoch is at most the folder.

@@ -8,16 +8,45 @@
 
 #include <nlohmann/json.hpp>
 
+#include "image/augment.hpp"
+#include "kinds/params.hpp"
 #include "loader/dataset.hpp"
 #include "loader/loader.hpp"
 #include "measure/case.hpp"
 
 namespace pinbench::kinds::loader {
 
+/// Where samples come from.
+using source_kind = pinbench::loader::dataset_spec::source_kind;
+inline constexpr named<source_kind> source_kinds[] = {{"memory", source_kind::memory},
+                                                      {"file", source_kind::file},
+                                                      {"jpeg", source_kind::jpeg}};
+inline constexpr choice<source_kind> source_choice{"dataset.source", source_kinds,
+                                                   source_kind::memory};
+
+/// Whether the dataset's files stay in the page cache between epochs (dataset_spec::cold_cache).
+enum class page_cache { warm, cold };
+inline constexpr named<page_cache> page_caches[] = {{"warm", page_cache::warm},
+                                                    {"cold", page_cache::cold}};
+inline constexpr choice<page_cache> cache_choice{"dataset.cache", page_caches, page_cache::warm};
+
+/// What a jpeg sample becomes.
+inline constexpr named<image::tensor_format> tensor_formats[] = {
+    {"float32", image::tensor_format::float32_chw}, {"uint8", image::tensor_format::uint8_chw}};
+inline constexpr choice<image::tensor_format> output_choice{"dataset.output", tensor_formats,
+                                                            image::tensor_format::float32_chw};
+
+/// How batches are pinned.
+inline constexpr named<pinbench::loader::pin_mode> pin_modes[] = {
+    {"per_batch", pinbench::loader::pin_mode::per_batch},
+    {"ring", pinbench::loader::pin_mode::ring}};
+inline constexpr choice<pinbench::loader::pin_mode> pin_mode_choice{
+    "pin_mode", pin_modes, pinbench::loader::pin_mode::per_batch};
+
 struct loader_params final : measure::case_params {
   pinbench::loader::dataset_spec dataset;
   pinbench::loader::loader_spec spec;
-  pinbench::loader::pin_mode mode = pinbench::loader::pin_mode::per_batch;
+  pinbench::loader::pin_mode mode = pin_mode_choice.default_value();
   std::size_t ring_slots = 0;  // resolved: never 0
   std::size_t pinned_limit = 0;
   bool non_blocking = true;

@@ -31,11 +31,15 @@ using device::host_kind;
 /// A sample whose gate timed out is void and measured again; this many in a row fail the case.
 constexpr int max_void_samples_in_a_row = 3;
 
-host_kind host_kind_for(const std::string& memory) {
-  if (memory == "pinned") return host_kind::pinned;
-  if (memory == "pinned_wc") return host_kind::pinned_wc;
-  if (memory == "registered") return host_kind::registered;
-  return host_kind::pageable;  // pageable, and pin_on_the_fly's user-side buffer
+host_kind host_kind_for(host_memory memory) {
+  switch (memory) {
+    case host_memory::pinned: return host_kind::pinned;
+    case host_memory::pinned_wc: return host_kind::pinned_wc;
+    case host_memory::registered: return host_kind::registered;
+    case host_memory::pageable:
+    case host_memory::pin_on_the_fly: break;  // pin_on_the_fly's user-side buffer is pageable
+  }
+  return host_kind::pageable;
 }
 
 // One direction of copies: its host buffer(s), device buffer and stream. For pin_on_the_fly the
@@ -73,24 +77,20 @@ class transfer_run {
  public:
   transfer_run(const transfer_params& p, device::backend& dev) : p_(p), dev_(dev) {
     check_host_memory();
-    if (p.direction == "h2d" || p.direction == "bidirectional") add_lane(copy_dir::h2d);
-    if (p.direction == "d2h" || p.direction == "bidirectional") add_lane(copy_dir::d2h);
+    const bool both = p.direction == copy_direction::bidirectional;
+    if (both || p.direction == copy_direction::h2d) add_lane(copy_dir::h2d);
+    if (both || p.direction == copy_direction::d2h) add_lane(copy_dir::d2h);
     if (p.overlap_compute_ns > 0) {
       compute_stream_ = dev_.create_stream();
       compute_start_ = dev_.create_event();
       compute_end_ = dev_.create_event();
     }
-    // Asynchronous copies from page-locked memory are queued behind a gate so that the cost of
-    // enqueueing stays out of the timed window (nvbandwidth's method); with overlap the compute
-    // kernel waits behind a gate too, so both start together. Copies that hold the caller
-    // (pageable, pin_on_the_fly) cannot be gated: they would wait for the gate themselves.
-    use_gate_ = !p.blocking() && page_locked_source();
+    // Gated copies (transfer_params::gated); with overlap the compute kernel waits behind a
+    // gate too, so both start together.
+    use_gate_ = p.gated();
   }
 
-  [[nodiscard]] bool page_locked_source() const {
-    const auto k = host_kind_for(p_.memory);
-    return k != host_kind::pageable;
-  }
+  [[nodiscard]] bool page_locked_source() const { return p_.page_locked_source(); }
   [[nodiscard]] bool use_gate() const { return use_gate_; }
   [[nodiscard]] std::size_t lanes() const { return lanes_.size(); }
 
@@ -226,7 +226,7 @@ class transfer_run {
 
   // Touching more host memory than is available would end in the OOM killer, not an error.
   void check_host_memory() const {
-    const int lanes = p_.direction == "bidirectional" ? 2 : 1;
+    const int lanes = p_.direction == copy_direction::bidirectional ? 2 : 1;
     // Per lane: the buffer, a pageable buffer for verification, two pinned slots on the fly.
     const std::uint64_t per_lane = p_.bytes * (p_.pin_on_the_fly() ? 4u : 2u);
     const std::uint64_t need = per_lane * static_cast<std::uint64_t>(lanes);
@@ -303,7 +303,7 @@ class transfer_engine final : public measure::engine {
   [[nodiscard]] result::case_result run_case(const measure::case_spec& c,
                                              measure::run_context& ctx) override {
     const auto& p = measure::params_of<transfer_params>(c);
-    if (p.memory == "registered") {
+    if (p.memory == host_memory::registered) {
       const std::string why = ctx.dev.host_register_unsupported();
       if (!why.empty()) throw unsupported_error(why);
     }

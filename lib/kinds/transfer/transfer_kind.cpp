@@ -14,14 +14,11 @@ kind_spec describe() {
           "host<->device copies: bandwidth, copy time and how long the caller is held, by "
           "memory kind, direction, mode and size",
       .params = {
-          enumeration("direction", {"h2d", "d2h", "bidirectional"}, "h2d",
-                      "which way data moves: host to device, device to host, or both at once"),
-          enumeration("memory", {"pageable", "pinned", "pinned_wc", "registered", "pin_on_the_fly"},
-                      "pinned",
-                      "host buffer: malloc'd pageable, cudaHostAlloc'd pinned, pinned "
-                      "write-combined, cudaHostRegister'ed, or pageable pinned per copy"),
-          enumeration(
-              "mode", {"blocking", "non_blocking"}, "non_blocking",
+          direction_choice.spec(
+              "which way data moves: host to device, device to host, or both at once"),
+          memory_choice.spec("host buffer: malloc'd pageable, cudaHostAlloc'd pinned, pinned "
+                             "write-combined, cudaHostRegister'ed, or pageable pinned per copy"),
+          mode_choice.spec(
               "blocking: copy, then wait for the stream; non_blocking: cudaMemcpyAsync on a non-default stream"),
           bounded("bytes", param_type::size, 64_MiB, 0, true, static_cast<double>(1ull << 40),
                   "bytes per copy (size, e.g. \"64MiB\")"),

@@ -21,9 +21,9 @@ constexpr int small_copy_batch = 16;
 std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p,
                                                          const std::string& source) {
   auto t = std::make_shared<transfer_params>();
-  t->direction = p.at("direction").get<std::string>();
-  t->memory = p.at("memory").get<std::string>();
-  t->mode = p.at("mode").get<std::string>();
+  t->direction = direction_choice.parse(p, source);
+  t->memory = memory_choice.parse(p, source);
+  t->mode = mode_choice.parse(p, source);
   t->bytes = p.at("bytes").get<std::uint64_t>();
   const int copies_asked = p.at("copies_per_sample").get<int>();
   t->copies = copies_asked;
@@ -33,8 +33,7 @@ std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p
 
   // Overlap cases queue every copy of a sample behind one gate (and the compute kernel behind
   // another), so a sample cannot be split into gated chunks there.
-  const bool gated = t->mode == "non_blocking" && t->memory != "pageable" && !t->pin_on_the_fly();
-  if (gated && t->overlap_compute_ns > 0 && copies_asked > device::max_copies_behind_gate)
+  if (t->gated() && t->overlap_compute_ns > 0 && copies_asked > device::max_copies_behind_gate)
     throw input_error(source, "params.copies_per_sample",
                       fmt::format("expected at most {} with overlap_compute: non_blocking copies "
                                   "from page-locked memory are queued behind one gate kernel, and "

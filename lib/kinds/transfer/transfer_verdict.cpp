@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/units.hpp"
+#include "kinds/transfer/transfer_params.hpp"
 
 namespace pinbench::kinds::transfer {
 
@@ -21,7 +22,7 @@ constexpr double clear_gap = 0.2;
 
 struct point {
   const result::case_result* c = nullptr;
-  std::string memory;
+  std::optional<host_memory> memory;  ///< none: the result names no known memory
   std::map<std::string, std::string> others;  ///< every param but memory
   double bandwidth = 0;
   double bytes = 0;  ///< per copy
@@ -39,11 +40,12 @@ std::string what(const point& p) {
 // The pinned case and the `other` one that differ in memory only, with the largest copies; the
 // cases `with` a metric only.
 std::optional<std::pair<const point*, const point*>> pair_with(const std::vector<point>& pts,
-                                                               const std::string& other,
+                                                               host_memory other,
                                                                const char* metric) {
   std::optional<std::pair<const point*, const point*>> best;
   for (const auto& pinned : pts) {
-    if (pinned.memory != "pinned" || !result::finite_median(*pinned.c, metric)) continue;
+    if (pinned.memory != host_memory::pinned || !result::finite_median(*pinned.c, metric))
+      continue;
     for (const auto& q : pts) {
       if (q.memory != other || q.others != pinned.others || !result::finite_median(*q.c, metric))
         continue;
@@ -105,7 +107,7 @@ std::string verdict(const result::scenario_result& s) {
     point p;
     p.c = &c;
     p.others = result::flat_params(c.params);
-    p.memory = p.others["memory"];
+    p.memory = memory_choice.find(p.others["memory"]);
     p.others.erase("memory");
     p.bandwidth = *bandwidth;
     p.bytes = c.extra.value("bytes_per_copy", 0.0);
@@ -114,19 +116,20 @@ std::string verdict(const result::scenario_result& s) {
   if (pts.empty()) return {};
 
   std::vector<std::string> parts;
-  if (const auto with_compute = pair_with(pts, "pageable", "overlap")) {
+  if (const auto with_compute = pair_with(pts, host_memory::pageable, "overlap")) {
     parts.push_back(overlap(*with_compute->first, *with_compute->second));
   } else {
     // Without compute: the caller's time, where the copies are asynchronous.
     std::vector<point> async;
     std::copy_if(pts.begin(), pts.end(), std::back_inserter(async), [](const point& p) {
-      const auto mode = p.others.find("mode");
-      return mode == p.others.end() || mode->second == "non_blocking";  // the kind's default
+      const auto mode = p.others.find("mode");  // absent: the kind's default
+      return (mode == p.others.end() ? mode_choice.default_value()
+                                     : mode_choice.find(mode->second)) == copy_mode::non_blocking;
     });
-    if (const auto held = pair_with(async, "pageable", "host_call_time"))
+    if (const auto held = pair_with(async, host_memory::pageable, "host_call_time"))
       parts.push_back(caller_held(*held->first, *held->second));
   }
-  if (const auto otf = pair_with(pts, "pin_on_the_fly", "bandwidth"))
+  if (const auto otf = pair_with(pts, host_memory::pin_on_the_fly, "bandwidth"))
     parts.push_back(on_the_fly(*otf->first, *otf->second));
   if (parts.empty()) {
     const auto fastest = std::max_element(pts.begin(), pts.end(), [](const point& a, const point& b) {
