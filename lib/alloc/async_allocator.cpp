@@ -71,12 +71,7 @@ class async_allocator final : public device_allocator {
     const auto address = reinterpret_cast<std::uintptr_t>(ptr);
     live_.emplace(address, live{bytes, stream});
     const bool small = bytes <= detail::small_request_limit;
-    const auto n = static_cast<std::int64_t>(bytes);
-    stats_.allocation.increase(small, 1);
-    stats_.active.increase(small, 1);
-    stats_.allocated_bytes.increase(small, n);
-    stats_.active_bytes.increase(small, n);
-    stats_.requested_bytes.increase(small, n);
+    stats_.note_alloc(small, bytes, bytes);
     ++stats_.num_device_alloc;
     history_.record(trace_action::alloc, address, bytes, stream);
     return ptr;
@@ -92,12 +87,7 @@ class async_allocator final : public device_allocator {
     live_.erase(it);
     history_.record(trace_action::free_requested, address, a.bytes, a.stream);
     const bool small = a.bytes <= detail::small_request_limit;
-    const auto n = static_cast<std::int64_t>(a.bytes);
-    stats_.allocation.decrease(small, 1);
-    stats_.active.decrease(small, 1);
-    stats_.allocated_bytes.decrease(small, n);
-    stats_.active_bytes.decrease(small, n);
-    stats_.requested_bytes.decrease(small, n);
+    stats_.note_free(small, a.bytes, a.bytes);
     ++stats_.num_device_free;
   }
 

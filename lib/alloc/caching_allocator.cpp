@@ -356,23 +356,15 @@ class caching_allocator final : public device_allocator {
     b->requested_size = orig_size;
     history_.record(trace_action::alloc, b->ptr, orig_size, b->stream);
     active_.emplace(b->ptr, b);
-
-    stats_.allocation.increase(small, 1);
-    stats_.allocated_bytes.increase(small, signed_bytes(b->size));
-    stats_.active.increase(small, 1);
-    stats_.active_bytes.increase(small, signed_bytes(b->size));
-    stats_.requested_bytes.increase(small, signed_bytes(orig_size));
-    if (b->size >= max_split_) stats_.oversize_allocations.increase(1);
+    stats_.note_alloc(small, b->size, orig_size, b->size >= max_split_);
     return b;
   }
 
   void free(block* b) {
     const bool small = b->pool->small;
     b->allocated = false;
-    stats_.allocation.decrease(small, 1);
-    stats_.allocated_bytes.decrease(small, signed_bytes(b->size));
+    stats_.note_free_requested(small, b->size, b->size >= max_split_);
     history_.record(trace_action::free_requested, b->ptr, b->requested_size, b->stream);
-    if (b->size >= max_split_) stats_.oversize_allocations.decrease(1);
     // No stream uses are recorded across streams here, so no events: the block is free now.
     free_block(b);
   }
@@ -405,9 +397,7 @@ class caching_allocator final : public device_allocator {
       if (net_inactive_bytes > 0) stats_.inactive_split_bytes.increase(small, net_inactive_bytes);
       if (net_inactive_bytes < 0) stats_.inactive_split_bytes.decrease(small, -net_inactive_bytes);
     }
-    stats_.active.decrease(small, 1);
-    stats_.active_bytes.decrease(small, signed_bytes(original_size));
-    stats_.requested_bytes.decrease(small, signed_bytes(requested));
+    stats_.note_free_completed(small, original_size, requested);
   }
 
   /// Merges free `src` into `dst` (its neighbour); returns the bytes taken over, 0 if none.
@@ -453,10 +443,7 @@ class caching_allocator final : public device_allocator {
     b->size = size;
     b->pool = p.pool;
     b->stream = p.stream;
-    const bool small = p.pool->small;
-    stats_.segment.increase(small, 1);
-    stats_.reserved_bytes.increase(small, signed_bytes(size));
-    if (size >= max_split_) stats_.oversize_segments.increase(1);
+    stats_.note_segment_alloc(p.pool->small, size, size >= max_split_);
     ++stats_.num_device_alloc;
     history_.record(trace_action::segment_alloc, b->ptr, size, p.stream);
     p.found = b;
@@ -535,9 +522,7 @@ class caching_allocator final : public device_allocator {
     history_.record(trace_action::segment_free, b->ptr, b->size, b->stream);
     up_.deallocate(as_pointer(b->ptr), b->size);
     total_allocated_memory_ -= b->size;
-    stats_.segment.decrease(pool.small, 1);
-    stats_.reserved_bytes.decrease(pool.small, signed_bytes(b->size));
-    if (b->size >= max_split_) stats_.oversize_segments.decrease(1);
+    stats_.note_segment_free(pool.small, b->size, b->size >= max_split_);
     pool.blocks.erase(b);
     delete_block(b);
   }

@@ -49,14 +49,8 @@ class raw_allocator final : public device_allocator {
     const auto address = reinterpret_cast<std::uintptr_t>(ptr);
     const bool small = size <= detail::small_request_limit;
     live_.emplace(address, live{size, bytes, stream});
-    const auto n = static_cast<std::int64_t>(size);
-    stats_.segment.increase(small, 1);
-    stats_.reserved_bytes.increase(small, n);
-    stats_.allocation.increase(small, 1);
-    stats_.allocated_bytes.increase(small, n);
-    stats_.active.increase(small, 1);
-    stats_.active_bytes.increase(small, n);
-    stats_.requested_bytes.increase(small, static_cast<std::int64_t>(bytes));
+    stats_.note_segment_alloc(small, size);
+    stats_.note_alloc(small, size, bytes);
     ++stats_.num_device_alloc;
     history_.record(trace_action::segment_alloc, address, size, stream);
     history_.record(trace_action::alloc, address, bytes, stream);
@@ -75,14 +69,8 @@ class raw_allocator final : public device_allocator {
     history_.record(trace_action::segment_free, address, a.size, a.stream);
     up_.deallocate(ptr, a.size);
     const bool small = a.size <= detail::small_request_limit;
-    const auto n = static_cast<std::int64_t>(a.size);
-    stats_.segment.decrease(small, 1);
-    stats_.reserved_bytes.decrease(small, n);
-    stats_.allocation.decrease(small, 1);
-    stats_.allocated_bytes.decrease(small, n);
-    stats_.active.decrease(small, 1);
-    stats_.active_bytes.decrease(small, n);
-    stats_.requested_bytes.decrease(small, static_cast<std::int64_t>(a.requested));
+    stats_.note_segment_free(small, a.size);
+    stats_.note_free(small, a.size, a.requested);
     ++stats_.num_device_free;
   }
 
