@@ -45,6 +45,25 @@ struct memory_stats {
   std::int64_t num_device_alloc = 0, num_device_free = 0;
   std::int64_t max_split_size = -1;  ///< bytes; -1 when unlimited (PyTorch shows SIZE_MAX as -1)
 
+  // The bookkeeping every allocator does, in one place so that the counters move together as
+  // PyTorch's allocator moves them. `small` picks the pool; `oversize` (the block or segment is
+  // at least max_split_size) only ever holds in the caching allocator. num_device_alloc and
+  // num_device_free stay with the callers: PyTorch counts a cudaFree before making it.
+
+  /// A block handed out: allocation, allocated_bytes, active, active_bytes, requested_bytes.
+  void note_alloc(bool small, std::size_t block_size, std::size_t requested_size,
+                  bool oversize = false);
+  /// A block given back and done with: note_free_requested, then note_free_completed.
+  void note_free(bool small, std::size_t block_size, std::size_t requested_size);
+  /// The first half of a free (PyTorch's free()): no longer allocated, still active.
+  void note_free_requested(bool small, std::size_t block_size, bool oversize = false);
+  /// The second half (PyTorch's free_block()): no longer active either.
+  void note_free_completed(bool small, std::size_t block_size, std::size_t requested_size);
+  /// Device memory that becomes a segment: segment, reserved_bytes.
+  void note_segment_alloc(bool small, std::size_t segment_size, bool oversize = false);
+  /// A segment given back to the device.
+  void note_segment_free(bool small, std::size_t segment_size, bool oversize = false);
+
   /// Every peak back to its current value (torch.cuda.reset_peak_memory_stats).
   void reset_peaks();
 

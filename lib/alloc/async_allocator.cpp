@@ -4,12 +4,12 @@
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
-#include <vector>
 
 #include <fmt/format.h>
 
 #include "alloc/allocator.hpp"
 #include "alloc/history.hpp"
+#include "alloc/live_allocations.hpp"
 #include "alloc/oom.hpp"
 #include "device/backend.hpp"
 
@@ -69,14 +69,10 @@ class async_allocator final : public device_allocator {
       throw make_error(bytes, allocated);
     }
     const auto address = reinterpret_cast<std::uintptr_t>(ptr);
-    live_.emplace(address, live{bytes, stream});
-    const bool small = bytes <= detail::small_request_limit;
-    const auto n = static_cast<std::int64_t>(bytes);
-    stats_.allocation.increase(small, 1);
-    stats_.active.increase(small, 1);
-    stats_.allocated_bytes.increase(small, n);
-    stats_.active_bytes.increase(small, n);
-    stats_.requested_bytes.increase(small, n);
+    // The pool's own rounding is not observable: a request holds what it asked for.
+    const detail::live_allocation a{bytes, bytes, stream};
+    live_.add(ptr, a);
+    stats_.note_alloc(a.small(), bytes, bytes);
     ++stats_.num_device_alloc;
     history_.record(trace_action::alloc, address, bytes, stream);
     return ptr;
@@ -85,19 +81,12 @@ class async_allocator final : public device_allocator {
   void deallocate(void* ptr) override {
     if (ptr == nullptr) return;
     const auto address = reinterpret_cast<std::uintptr_t>(ptr);
-    const auto it = live_.find(address);
-    if (it == live_.end()) throw device_error(fmt::format("invalid device pointer: {}", ptr));
-    const live a = it->second;
+    const auto it = live_.find_live(ptr);
+    const detail::live_allocation a = it->second;
     dev_.free_async(ptr, *streams_.at(a.stream));
     live_.erase(it);
-    history_.record(trace_action::free_requested, address, a.bytes, a.stream);
-    const bool small = a.bytes <= detail::small_request_limit;
-    const auto n = static_cast<std::int64_t>(a.bytes);
-    stats_.allocation.decrease(small, 1);
-    stats_.active.decrease(small, 1);
-    stats_.allocated_bytes.decrease(small, n);
-    stats_.active_bytes.decrease(small, n);
-    stats_.requested_bytes.decrease(small, n);
+    history_.record(trace_action::free_requested, address, a.requested_size, a.stream);
+    stats_.note_free(a.small(), a.size, a.requested_size);
     ++stats_.num_device_free;
   }
 
@@ -128,26 +117,13 @@ class async_allocator final : public device_allocator {
     dev_.reset_async_pool_peaks();
   }
 
-  [[nodiscard]] snapshot take_snapshot() const override {
-    snapshot out;
-    out.segments.reserve(live_.size());
-    for (const auto& [address, a] : live_)
-      out.segments.push_back(detail::one_block_segment(address, a.bytes, a.bytes, a.stream));
-    detail::sort_by_address(out.segments);
-    out.trace = history_.entries();
-    return out;
-  }
+  [[nodiscard]] snapshot take_snapshot() const override { return live_.take_snapshot(history_); }
 
   void record_history(bool enabled, std::size_t max_entries) override {
     history_.set(enabled, max_entries);
   }
 
  private:
-  struct live {
-    std::size_t bytes;
-    stream_id stream;
-  };
-
   device::stream& stream_for(stream_id id) {
     auto& s = streams_[id];
     if (s == nullptr) s = dev_.create_stream();
@@ -176,7 +152,7 @@ class async_allocator final : public device_allocator {
   std::size_t capacity_ = 0;
   std::uint64_t baseline_reserved_ = 0;
   std::unordered_map<stream_id, std::unique_ptr<device::stream>> streams_;
-  std::unordered_map<std::uintptr_t, live> live_;
+  detail::live_allocations live_;
   memory_stats stats_;
   detail::history history_;
 };

@@ -133,6 +133,22 @@ std::int64_t signed_bytes(std::size_t n) noexcept {
   return static_cast<std::int64_t>(n);
 }
 
+// A new block `b` goes into its segment's address-ordered list right before `next`...
+void link_before(block* b, block* next) noexcept {
+  b->prev = next->prev;
+  if (b->prev != nullptr) b->prev->next = b;
+  b->next = next;
+  next->prev = b;
+}
+
+// ...or right after `prev`.
+void link_after(block* b, block* prev) noexcept {
+  b->next = prev->next;
+  if (b->next != nullptr) b->next->prev = b;
+  b->prev = prev;
+  prev->next = b;
+}
+
 class caching_allocator final : public device_allocator {
  public:
   caching_allocator(upstream& up, const config& conf, std::optional<double> memory_fraction)
@@ -283,7 +299,18 @@ class caching_allocator final : public device_allocator {
   }
 
   // ---- blocks -----------------------------------------------------------------------------
-  block* new_block() { return ::new (cache_.get(sizeof(block))) block(); }
+  // Blocks come from the node cache (a heap allocation each would be on the hot path); the
+  // caller names the fields that differ from a fresh block's (designated initializers).
+  block* make_block(const block& fields) { return ::new (cache_.get(sizeof(block))) block(fields); }
+  // A new block for another part of `of`'s segment: the same pool, stream and segment.
+  block* make_piece_of(const block* of, std::uintptr_t ptr, std::size_t size, bool mapped) {
+    return make_block({.ptr = ptr,
+                       .size = size,
+                       .pool = of->pool,
+                       .segment = of->segment,
+                       .stream = of->stream,
+                       .mapped = mapped});
+  }
   void delete_block(block* b) noexcept { cache_.put(b, sizeof(block)); }
 
   // ---- the cache hit path -----------------------------------------------------------------
@@ -325,16 +352,12 @@ class caching_allocator final : public device_allocator {
     const bool already_split = b->is_split();
     if (split) {
       block* const remaining = b;
-      b = new_block();
-      b->ptr = remaining->ptr;
-      b->size = p.size;
-      b->pool = &pool;
-      b->stream = p.stream;
-      b->segment = remaining->segment;
-      b->prev = remaining->prev;
-      if (b->prev != nullptr) b->prev->next = b;
-      b->next = remaining;
-      remaining->prev = b;
+      b = make_block({.ptr = remaining->ptr,
+                      .size = p.size,
+                      .pool = &pool,
+                      .segment = remaining->segment,
+                      .stream = p.stream});
+      link_before(b, remaining);
       remaining->ptr += p.size;
       remaining->size -= p.size;
       pool.insert(remaining);
@@ -356,23 +379,15 @@ class caching_allocator final : public device_allocator {
     b->requested_size = orig_size;
     history_.record(trace_action::alloc, b->ptr, orig_size, b->stream);
     active_.emplace(b->ptr, b);
-
-    stats_.allocation.increase(small, 1);
-    stats_.allocated_bytes.increase(small, signed_bytes(b->size));
-    stats_.active.increase(small, 1);
-    stats_.active_bytes.increase(small, signed_bytes(b->size));
-    stats_.requested_bytes.increase(small, signed_bytes(orig_size));
-    if (b->size >= max_split_) stats_.oversize_allocations.increase(1);
+    stats_.note_alloc(small, b->size, orig_size, b->size >= max_split_);
     return b;
   }
 
   void free(block* b) {
     const bool small = b->pool->small;
     b->allocated = false;
-    stats_.allocation.decrease(small, 1);
-    stats_.allocated_bytes.decrease(small, signed_bytes(b->size));
+    stats_.note_free_requested(small, b->size, b->size >= max_split_);
     history_.record(trace_action::free_requested, b->ptr, b->requested_size, b->stream);
-    if (b->size >= max_split_) stats_.oversize_allocations.decrease(1);
     // No stream uses are recorded across streams here, so no events: the block is free now.
     free_block(b);
   }
@@ -405,9 +420,7 @@ class caching_allocator final : public device_allocator {
       if (net_inactive_bytes > 0) stats_.inactive_split_bytes.increase(small, net_inactive_bytes);
       if (net_inactive_bytes < 0) stats_.inactive_split_bytes.decrease(small, -net_inactive_bytes);
     }
-    stats_.active.decrease(small, 1);
-    stats_.active_bytes.decrease(small, signed_bytes(original_size));
-    stats_.requested_bytes.decrease(small, signed_bytes(requested));
+    stats_.note_free_completed(small, original_size, requested);
   }
 
   /// Merges free `src` into `dst` (its neighbour); returns the bytes taken over, 0 if none.
@@ -448,15 +461,9 @@ class caching_allocator final : public device_allocator {
     if (ptr == nullptr) return false;
 
     total_allocated_memory_ += size;
-    block* const b = new_block();
-    b->ptr = as_address(ptr);
-    b->size = size;
-    b->pool = p.pool;
-    b->stream = p.stream;
-    const bool small = p.pool->small;
-    stats_.segment.increase(small, 1);
-    stats_.reserved_bytes.increase(small, signed_bytes(size));
-    if (size >= max_split_) stats_.oversize_segments.increase(1);
+    block* const b =
+        make_block({.ptr = as_address(ptr), .size = size, .pool = p.pool, .stream = p.stream});
+    stats_.note_segment_alloc(p.pool->small, size, size >= max_split_);
     ++stats_.num_device_alloc;
     history_.record(trace_action::segment_alloc, b->ptr, size, p.stream);
     p.found = b;
@@ -535,9 +542,7 @@ class caching_allocator final : public device_allocator {
     history_.record(trace_action::segment_free, b->ptr, b->size, b->stream);
     up_.deallocate(as_pointer(b->ptr), b->size);
     total_allocated_memory_ -= b->size;
-    stats_.segment.decrease(pool.small, 1);
-    stats_.reserved_bytes.decrease(pool.small, signed_bytes(b->size));
-    if (b->size >= max_split_) stats_.oversize_segments.decrease(1);
+    stats_.note_segment_free(pool.small, b->size, b->size >= max_split_);
     pool.blocks.erase(b);
     delete_block(b);
   }
@@ -620,13 +625,12 @@ class caching_allocator final : public device_allocator {
     seg->base = as_address(base);
     seg->page_bytes = page;
     seg->pages = pages;
-    block* const c = new_block();
-    c->ptr = seg->base;
-    c->size = seg->bytes();
-    c->pool = &pool;
-    c->stream = stream;
-    c->mapped = false;
-    c->segment = seg.get();
+    block* const c = make_block({.ptr = seg->base,
+                                 .size = seg->bytes(),
+                                 .pool = &pool,
+                                 .segment = seg.get(),
+                                 .stream = stream,
+                                 .mapped = false});
     segments_.push_back(std::move(seg));
     pool.unmapped.insert(c);
     return c;
@@ -672,17 +676,9 @@ class caching_allocator final : public device_allocator {
     pool.unmapped.erase(to_map);
     to_map->mapped = true;
     if (mapped.size < to_map->size) {
-      block* const rest = new_block();
-      rest->ptr = to_map->ptr + mapped.size;
-      rest->size = to_map->size - mapped.size;
-      rest->pool = &pool;
-      rest->stream = to_map->stream;
-      rest->segment = to_map->segment;
-      rest->mapped = false;
-      rest->prev = to_map;
-      rest->next = to_map->next;
-      if (rest->next != nullptr) rest->next->prev = rest;
-      to_map->next = rest;
+      block* const rest = make_piece_of(to_map, to_map->ptr + mapped.size,
+                                        to_map->size - mapped.size, /*mapped=*/false);
+      link_after(rest, to_map);
       pool.unmapped.insert(rest);
       to_map->size = mapped.size;
     }
@@ -706,30 +702,14 @@ class caching_allocator final : public device_allocator {
 
     const std::size_t before = unmapped.ptr - b->ptr;
     if (before > 0) {  // prev? -> before -> b
-      block* const f = new_block();
-      f->ptr = b->ptr;
-      f->size = before;
-      f->pool = &pool;
-      f->stream = b->stream;
-      f->segment = b->segment;
-      f->prev = b->prev;
-      if (f->prev != nullptr) f->prev->next = f;
-      f->next = b;
-      b->prev = f;
+      block* const f = make_piece_of(b, b->ptr, before, /*mapped=*/true);
+      link_before(f, b);
       pool.insert(f);
     }
     const std::size_t after = b->size - before - unmapped.size;
     if (after > 0) {  // b -> after -> next?
-      block* const f = new_block();
-      f->ptr = unmapped.ptr + unmapped.size;
-      f->size = after;
-      f->pool = &pool;
-      f->stream = b->stream;
-      f->segment = b->segment;
-      f->next = b->next;
-      if (f->next != nullptr) f->next->prev = f;
-      f->prev = b;
-      b->next = f;
+      block* const f = make_piece_of(b, unmapped.ptr + unmapped.size, after, /*mapped=*/true);
+      link_after(f, b);
       pool.insert(f);
     }
     b->ptr = unmapped.ptr;

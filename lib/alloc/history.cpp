@@ -76,21 +76,4 @@ std::vector<trace_entry> history::entries() const {
   return out;
 }
 
-segment_info one_block_segment(std::uint64_t address, std::uint64_t size,
-                               std::uint64_t requested, stream_id stream) {
-  segment_info seg;
-  seg.address = address;
-  seg.total_size = seg.allocated_size = seg.active_size = size;
-  seg.requested_size = requested;
-  seg.stream = stream;
-  seg.segment_type = size <= small_request_limit ? "small" : "large";
-  seg.blocks.push_back({address, size, requested, "active_allocated"});
-  return seg;
-}
-
-void sort_by_address(std::vector<segment_info>& segments) {
-  std::sort(segments.begin(), segments.end(),
-            [](const segment_info& x, const segment_info& y) { return x.address < y.address; });
-}
-
 }  // namespace pinbench::alloc::detail

@@ -53,12 +53,4 @@ class history {
 /// Requests at or below this go to the small pool (PyTorch's kSmallSize).
 inline constexpr std::size_t small_request_limit = std::size_t{1} << 20;
 
-/// A snapshot segment holding one live block, for allocators that get a segment per request
-/// (raw cudaMalloc, cudaMallocAsync).
-[[nodiscard]] segment_info one_block_segment(std::uint64_t address, std::uint64_t size,
-                                             std::uint64_t requested, stream_id stream);
-
-/// Segments in address order, as torch.cuda.memory._snapshot() lists them.
-void sort_by_address(std::vector<segment_info>& segments);
-
 }  // namespace pinbench::alloc::detail

@@ -1,14 +1,11 @@
 // The "raw" strategy: cudaMalloc and cudaFree for every request, the baseline that the caching
 // allocator is measured against. Each live request is one segment holding one block.
-#include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "alloc/allocator.hpp"
 #include "alloc/history.hpp"
+#include "alloc/live_allocations.hpp"
 #include "alloc/oom.hpp"
 
 namespace pinbench::alloc {
@@ -47,16 +44,10 @@ class raw_allocator final : public device_allocator {
       throw detail::make_raw_oom_error(up_, {size, allocated, allocated});
     }
     const auto address = reinterpret_cast<std::uintptr_t>(ptr);
-    const bool small = size <= detail::small_request_limit;
-    live_.emplace(address, live{size, bytes, stream});
-    const auto n = static_cast<std::int64_t>(size);
-    stats_.segment.increase(small, 1);
-    stats_.reserved_bytes.increase(small, n);
-    stats_.allocation.increase(small, 1);
-    stats_.allocated_bytes.increase(small, n);
-    stats_.active.increase(small, 1);
-    stats_.active_bytes.increase(small, n);
-    stats_.requested_bytes.increase(small, static_cast<std::int64_t>(bytes));
+    const detail::live_allocation a{size, bytes, stream};
+    live_.add(ptr, a);
+    stats_.note_segment_alloc(a.small(), size);
+    stats_.note_alloc(a.small(), size, bytes);
     ++stats_.num_device_alloc;
     history_.record(trace_action::segment_alloc, address, size, stream);
     history_.record(trace_action::alloc, address, bytes, stream);
@@ -66,23 +57,15 @@ class raw_allocator final : public device_allocator {
   void deallocate(void* ptr) override {
     if (ptr == nullptr) return;
     const auto address = reinterpret_cast<std::uintptr_t>(ptr);
-    const auto it = live_.find(address);
-    if (it == live_.end()) throw device_error(fmt::format("invalid device pointer: {}", ptr));
-    const live a = it->second;
+    const auto it = live_.find_live(ptr);
+    const detail::live_allocation a = it->second;
     live_.erase(it);
-    history_.record(trace_action::free_requested, address, a.requested, a.stream);
-    history_.record(trace_action::free_completed, address, a.requested, a.stream);
+    history_.record(trace_action::free_requested, address, a.requested_size, a.stream);
+    history_.record(trace_action::free_completed, address, a.requested_size, a.stream);
     history_.record(trace_action::segment_free, address, a.size, a.stream);
     up_.deallocate(ptr, a.size);
-    const bool small = a.size <= detail::small_request_limit;
-    const auto n = static_cast<std::int64_t>(a.size);
-    stats_.segment.decrease(small, 1);
-    stats_.reserved_bytes.decrease(small, n);
-    stats_.allocation.decrease(small, 1);
-    stats_.allocated_bytes.decrease(small, n);
-    stats_.active.decrease(small, 1);
-    stats_.active_bytes.decrease(small, n);
-    stats_.requested_bytes.decrease(small, static_cast<std::int64_t>(a.requested));
+    stats_.note_segment_free(a.small(), a.size);
+    stats_.note_free(a.small(), a.size, a.requested_size);
     ++stats_.num_device_free;
   }
 
@@ -97,29 +80,15 @@ class raw_allocator final : public device_allocator {
 
   void reset_peak_stats() override { stats_.reset_peaks(); }
 
-  [[nodiscard]] snapshot take_snapshot() const override {
-    snapshot out;
-    out.segments.reserve(live_.size());
-    for (const auto& [address, a] : live_)
-      out.segments.push_back(detail::one_block_segment(address, a.size, a.requested, a.stream));
-    detail::sort_by_address(out.segments);
-    out.trace = history_.entries();
-    return out;
-  }
+  [[nodiscard]] snapshot take_snapshot() const override { return live_.take_snapshot(history_); }
 
   void record_history(bool enabled, std::size_t max_entries) override {
     history_.set(enabled, max_entries);
   }
 
  private:
-  struct live {
-    std::size_t size;       // rounded, what the upstream holds
-    std::size_t requested;  // what was asked for
-    stream_id stream;
-  };
-
   upstream& up_;
-  std::unordered_map<std::uintptr_t, live> live_;
+  detail::live_allocations live_;
   memory_stats stats_;
   detail::history history_;
 };
