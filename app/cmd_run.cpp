@@ -2,6 +2,7 @@
 // once), then run::execute, then what the run shows and writes (run_output.hpp).
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -23,7 +24,7 @@ namespace {
 
 // Under a launch: how long a rank waits for the others when they first meet (rendezvous,
 // connect, the same-inputs check): --rank-timeout, or two minutes (loading the inputs and
-// opening the device may take a while on a busy node).
+// opening the device, before the check, may take a while on a busy node).
 dist::timeout first_meeting(const run_args& a) {
   if (a.rank_timeout_s > 0)
     return dist::timeout(std::max<std::int64_t>(1, static_cast<std::int64_t>(a.rank_timeout_s * 1000)));
@@ -48,8 +49,11 @@ int run_here(const run_args& a, const dist::launch_info& launch, dist::communica
                       "under a launcher the rounds run in the launched processes: add "
                       "--rounds-in one-process");
   // One GPU per process of a node: under a launch the local rank picks it.
+  const auto choice = device::parse_backend_choice(a.backend);
+  if (!choice)
+    throw input_error({}, "--backend", "expected auto, cuda or host, got \"" + a.backend + "\"");
   const auto platform =
-      device::open_platform(*device::parse_backend_choice(a.backend),
+      device::open_platform(*choice,
                             device::parse_host_options(a.host_capacity, a.host_faults),
                             launched ? launch.local_rank : -1);
 
@@ -62,10 +66,10 @@ int run_here(const run_args& a, const dist::launch_info& launch, dist::communica
   x.measuring.command_line = command_line();
   x.measuring.want_snapshots = !a.snapshot.empty();
   x.measuring.only_round = a.round;
-  progress_line progress(!quiet);
+  auto progress = std::make_unique<progress_line>(!quiet);  // cleared before the table
   const case_log log(!quiet);
   x.measuring.on_case = [&](std::size_t i, std::size_t n, const std::string& s,
-                            const std::string& id) { progress.on_case(i, n, s, id); };
+                            const std::string& id) { progress->on_case(i, n, s, id); };
   x.measuring.on_case_done = [&](std::size_t i, std::size_t n, const std::string& s,
                                  const result::case_result& c) { log.on_done(i, n, s, c); };
   if (in_processes)  // each round opens the device itself: this process holds none of it
@@ -87,6 +91,7 @@ int run_here(const run_args& a, const dist::launch_info& launch, dist::communica
                  platform.emulated() ? " (host emulation: no GPU figures)" : "", ranks.c_str());
   };
   run::outcome done = run::execute(plan, x);
+  progress.reset();
   return report_outcome(done, {a.format, a.out, a.snapshot, in_processes, a.quiet, launched},
                         world);
 }

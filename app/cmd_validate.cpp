@@ -23,8 +23,8 @@ int validate(const validate_args& a) {
   run::plan_settings settings;
   settings.max_cases = a.max_cases;
   settings.keep_cases = false;
-  const run::plan plan = run::make_plan(a.inputs, a.sets, std::move(settings));
-  for (const auto& ps : plan.scenarios) {
+  // A line per scenario as it is checked: those that passed are named before an error.
+  settings.on_planned = [&](const run::planned_scenario& ps) {
     const auto& s = ps.spec;
     const std::string note =
         ps.counted_only
@@ -34,7 +34,8 @@ int validate(const validate_args& a) {
     if (!a.quiet)
       std::printf("ok  %-28s %-10s %4llu case(s)  %s%s\n", s.name.c_str(), s.kind.c_str(),
                   static_cast<unsigned long long>(ps.case_count), s.source.c_str(), note.c_str());
-  }
+  };
+  (void)run::make_plan(a.inputs, a.sets, std::move(settings));
   return 0;
 }
 }  // namespace

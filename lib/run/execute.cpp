@@ -11,6 +11,11 @@ namespace pinbench::run {
 outcome execute(const plan& p, const execute_options& options) {
   dist::communicator& world = *options.world;
   const bool launched = world.size() > 1;
+  outcome out;
+  // The device first: one that cannot be opened is this rank's error (exit 3) before the ranks
+  // meet. Rounds in processes open it themselves; it is opened here only to be found usable.
+  out.device = options.platform->open_home();
+  if (options.measure_elsewhere) out.device.reset();
   // Different inputs on different ranks would measure different things under one name, and a
   // collective would wait for a partner that never comes: refused before anything runs.
   if (launched)
@@ -22,11 +27,10 @@ outcome execute(const plan& p, const execute_options& options) {
     result = options.measure_elsewhere();
     result.command_line = options.measuring.command_line;
   } else {
-    const auto dev = options.platform->open_home();
     run_options measuring = options.measuring;
     measuring.world = &world;
     measuring.platform = options.platform;
-    result = run_scenarios(p, *dev, measuring);
+    result = run_scenarios(p, *out.device, measuring);
   }
   if (launched) {
     result.process = process_block();
@@ -43,7 +47,6 @@ outcome execute(const plan& p, const execute_options& options) {
     result.command_line = options.measuring.command_line;
   }
 
-  outcome out;
   // A signal after the last case still says "interrupted" by its exit code; the result is whole.
   out.interrupted = result.interrupted || interrupt_requested();
   // The signal this process got names the stop; else the one another rank or round got.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -35,6 +36,9 @@ struct execute_options {
 
 struct outcome {
   result::run_result result;
+  /// The device measured on, kept open until the result is written (the `process` block's
+  /// figures are read with it open, as the cases ran); null when rounds measured elsewhere.
+  std::unique_ptr<device::backend> device;
   bool interrupted = false;  ///< a signal here, or on another rank or round
   bool lost = false;         ///< a rank was lost: the launch ends once the writer wrote
   bool writer = false;       ///< this rank reports and writes the result

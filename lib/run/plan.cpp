@@ -28,8 +28,11 @@ plan make_plan(std::vector<scenario::scenario> scenarios, plan_settings settings
   plan p;
   p.settings = std::move(settings);
   const auto& overrides = p.settings.overrides;
-  // Every override against every scenario first: a bad --set fails before any expansion.
-  for (const auto& s : scenarios) scenario::check_overrides(s, overrides);
+  // A run checks every override against every scenario first: a bad --set fails before any
+  // expansion. Validate checks each scenario in turn, saying which passed before the one that
+  // did not.
+  if (p.settings.keep_cases)
+    for (const auto& s : scenarios) scenario::check_overrides(s, overrides);
   // One listing of a user's folder for all the cases that read it, for this plan's life.
   measure::input_cache inputs_read_once;
   std::int64_t longest_timeout_ns = 0;
@@ -42,6 +45,7 @@ plan make_plan(std::vector<scenario::scenario> scenarios, plan_settings settings
       for (const auto& c : ps.cases)
         longest_timeout_ns = std::max(longest_timeout_ns, c.sampling.timeout_ns);
     } else {
+      scenario::check_overrides(ps.spec, overrides);
       // The count first, from the matrix's factors; then every case, one at a time, when a run
       // could build them all.
       ps.case_count = scenario::checked_case_count(ps.spec, overrides, p.settings.max_cases);
@@ -51,6 +55,7 @@ plan make_plan(std::vector<scenario::scenario> scenarios, plan_settings settings
     }
     p.total_cases += ps.case_count;
     p.scenarios.push_back(std::move(ps));
+    if (p.settings.on_planned) p.settings.on_planned(p.scenarios.back());
   }
   for (const auto& ps : p.scenarios)
     if (!ps.spec.builtin) p.input_files.push_back({"the scenario file", ps.spec.source});

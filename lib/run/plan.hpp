@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,8 @@
 #include "scenario/scenario.hpp"
 
 namespace pinbench::run {
+
+struct planned_scenario;
 
 /// What shapes the cases a plan holds, beyond the scenarios themselves.
 struct plan_settings {
@@ -31,6 +34,9 @@ struct plan_settings {
   /// matrix of any buildable size fits in memory; one beyond scenario::max_built_cases is only
   /// counted.
   bool keep_cases = true;
+  /// Called as each scenario is planned, in order (validate prints its line): what was planned
+  /// before a bad input is known.
+  std::function<void(const planned_scenario&)> on_planned = {};
 };
 
 /// One scenario of the plan with its expanded cases.

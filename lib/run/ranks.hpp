@@ -9,7 +9,6 @@
 
 #include "dist/communicator.hpp"
 #include "result/result.hpp"
-#include "scenario/scenario.hpp"
 
 namespace pinbench::run {
 
@@ -28,13 +27,13 @@ void check_same_inputs(dist::communicator& world, const std::string& fingerprint
 [[nodiscard]] result::run_result merge_ranks(const std::vector<result::run_result>& per_rank,
                                              const std::vector<nlohmann::json>& entries);
 
-/// Gathers every rank's result on every rank (the result JSON through the communicator) and
-/// merges them (merge_ranks).
 /// After a lost rank (`lost_rank` as lost_rank_json gives it), whether the rank `rank` writes
 /// what was measured: rank 0, or rank 1 when rank 0 is the one lost; none when rank 0 stopped
 /// the launch (rank 0 writes).
 [[nodiscard]] bool writes_after_loss(int rank, const nlohmann::json& lost_rank);
 
+/// Gathers every rank's result on every rank (the result JSON through the communicator) and
+/// merges them (merge_ranks).
 [[nodiscard]] result::run_result gather_ranks(dist::communicator& world,
                                               const result::run_result& mine,
                                               const nlohmann::json& my_entry, dist::timeout limit);
