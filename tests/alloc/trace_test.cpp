@@ -241,7 +241,7 @@ TEST_CASE("bad CSV logs: one error per kind, with file and line", "[alloc][trace
   }
 }
 
-TEST_CASE("a large JSON trace is streamed", "[alloc][trace]") {
+TEST_CASE("a large JSON trace is streamed", "[alloc][trace][slow]") {
   const temp_dir dir;
   constexpr std::uint64_t pairs = 500'000;  // 1,000,001 events
   const std::string path = write_large_trace(dir, pairs);

@@ -945,7 +945,7 @@ std::string file_mode(const fs::path& p) {
 }  // namespace
 
 TEST_CASE("faults: SIGTERM (twice, as timeout sends it) and SIGHUP keep what was measured",
-          "[app][faults][signal]") {
+          "[app][faults][signal][slow]") {
   const fs::path dir = fresh_dir("faults-sigterm");
   write(dir / "s.json", eight_cases());
   const fs::path out = dir / "r.json";
@@ -1155,7 +1155,7 @@ TEST_CASE("faults: compare with nothing gated in common exits 3, and so do save 
 }
 
 TEST_CASE("faults: Ctrl-C at a terminal reaches the round too, and the round is still kept",
-          "[app][faults][signal]") {
+          "[app][faults][signal][slow]") {
   const fs::path dir = fresh_dir("faults-sigint-group");
   write(dir / "s.json",
         scenario("long", "transfer", R"({"bytes": "4MiB", "copies_per_sample": 8})", "",

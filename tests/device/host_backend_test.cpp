@@ -147,7 +147,7 @@ TEST_CASE("host backend pageable copies are done with host memory on return", "[
 }
 
 TEST_CASE("host backend: a pinned copy only enqueues, a pageable one holds the caller",
-          "[device][host]") {
+          "[device][host][slow]") {
   auto be = make();
   const std::size_t bytes = 64_MiB;
   auto dev = be->alloc_device(bytes);

@@ -175,7 +175,7 @@ TEST_CASE("at the command line, deep and huge inputs exit 2 with one line", "[fu
 }
 
 TEST_CASE("a JSON trace holding one huge token is refused, not read into memory",
-          "[fuzz][limits]") {
+          "[fuzz][limits][slow]") {
   const auto dir = fresh_dir("fuzz-huge-token");
   const fs::path p = dir / "token.json";
   {

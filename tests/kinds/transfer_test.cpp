@@ -123,7 +123,7 @@ TEST_CASE("pinning on the fly reports the time spent pinning, a pinned source no
   CHECK_THAT(r.scenarios.at(0).verdict, Catch::Contains("pin_on_the_fly 4 MiB "));
 }
 
-TEST_CASE("every memory kind and direction moves intact data", "[bench][transfer]") {
+TEST_CASE("every memory kind and direction moves intact data", "[bench][transfer][slow]") {
   const auto r = run_transfer_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
       "kind": "transfer", "params": {"bytes": "3MiB", "copies_per_sample": 2},
       "matrix": {"memory": ["pageable", "pinned", "pinned_wc", "registered", "pin_on_the_fly"],
