@@ -182,6 +182,41 @@ child spawn(const std::vector<std::string>& args, const fs::path& out, const fs:
 }
 
 // Waits for the child; gives up (SIGKILL) after `limit`. The wait status, -1 when killed.
+// Threads of process `pid` (/proc/PID/status), 0 when it is gone.
+int threads_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("Threads:", 0) == 0) return std::atoi(line.c_str() + 8);
+  return 0;
+}
+
+// Waits until a child process of `parent` runs more than one thread: a round of `run --repeat`
+// on the host backend is then inside its case (its streams are threads made by the case).
+// False when none did within `limit`.
+bool wait_until_child_runs_threads(pid_t parent, std::chrono::milliseconds limit) {
+  const auto deadline = clock_type::now() + limit;
+  while (clock_type::now() < deadline) {
+    std::error_code ec;
+    for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream stat(it->path() / "stat");
+      std::string text((std::istreambuf_iterator<char>(stat)), {});
+      // "pid (comm) state ppid ...": the comm may hold spaces, the last ')' ends it.
+      const auto close = text.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream rest(text.substr(close + 1));
+      std::string state;
+      long ppid = 0;
+      rest >> state >> ppid;
+      if (ppid == parent && threads_of(std::atoi(name.c_str())) > 1) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
 int wait_for(const child& c, std::chrono::milliseconds limit) {
   const auto deadline = clock_type::now() + limit;
   for (;;) {
@@ -1166,7 +1201,10 @@ TEST_CASE("faults: Ctrl-C at a terminal reaches the round too, and the round is 
   const child c = spawn({"run", (dir / "s.json").string(), "--backend", "host", "--repeat", "3",
                          "--out", out.string()},
                         dir / "stdout", dir / "stderr", /*own_group=*/true);
-  std::this_thread::sleep_until(c.started + std::chrono::duration<double>(1.5 * scale));
+  // Not a fixed delay: on a loaded machine the round may take seconds to start its case.
+  REQUIRE(wait_until_child_runs_threads(c.pid, std::chrono::milliseconds(
+                                                   static_cast<int>(30'000 * scale))));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   REQUIRE(::kill(-c.pid, SIGINT) == 0);  // pinbench and its round, at once
   const int status = wait_for(c, std::chrono::milliseconds(static_cast<int>(30'000 * scale)));
   INFO(read_text(dir / "stderr"));
