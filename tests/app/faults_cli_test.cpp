@@ -621,7 +621,9 @@ TEST_CASE("faults: SIGINT during run --repeat with rounds in processes: exit 130
   const child c = spawn({"run", (dir / "s.json").string(), "--backend", "host", "--repeat", "3",
                          "--out", out.string()},
                         dir / "stdout", dir / "stderr");
-  std::this_thread::sleep_until(c.started + std::chrono::duration<double>(1.0 * scale));
+  REQUIRE(wait_until_child_runs_threads(c.pid, std::chrono::milliseconds(
+                                                   static_cast<int>(30'000 * scale))));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const auto signalled = clock_type::now();
   REQUIRE(::kill(c.pid, SIGINT) == 0);  // the parent only: it passes the signal on
   const int status = wait_for(c, std::chrono::milliseconds(static_cast<int>(30'000 * scale)));
