@@ -28,6 +28,11 @@ struct stat {
   void reset_peak() { peak = current; }
 };
 
+/// A byte count as a statistic's amount (PyTorch keeps them as int64_t).
+[[nodiscard]] constexpr std::int64_t stat_bytes(std::size_t bytes) noexcept {
+  return static_cast<std::int64_t>(bytes);
+}
+
 /// A statistic split by pool, as PyTorch's StatArray ("all", "small_pool", "large_pool").
 struct stat_array {
   stat all, small_pool, large_pool;

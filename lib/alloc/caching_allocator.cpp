@@ -129,9 +129,6 @@ void* as_pointer(std::uintptr_t p) noexcept {
 std::uintptr_t as_address(const void* p) noexcept {
   return reinterpret_cast<std::uintptr_t>(p);
 }
-std::int64_t signed_bytes(std::size_t n) noexcept {
-  return static_cast<std::int64_t>(n);
-}
 
 // A new block `b` goes into its segment's address-ordered list right before `next`...
 void link_before(block* b, block* next) noexcept {
@@ -171,7 +168,7 @@ class caching_allocator final : public device_allocator {
     use_divisions_ =
         std::any_of(conf.roundup_power2_divisions.begin(), conf.roundup_power2_divisions.end(),
                     [](std::size_t d) { return d > 1; });
-    stats_.max_split_size = max_split_ == kUnlimited ? -1 : signed_bytes(max_split_);
+    stats_.max_split_size = max_split_ == kUnlimited ? -1 : stat_bytes(max_split_);
     active_.reserve(1024);
   }
 
@@ -364,14 +361,14 @@ class caching_allocator final : public device_allocator {
       // Expandable segments are left out of inactive_split, as in PyTorch.
       if (b->segment == nullptr) {
         if (already_split) {
-          stats_.inactive_split_bytes.decrease(small, signed_bytes(b->size));
+          stats_.inactive_split_bytes.decrease(small, stat_bytes(b->size));
         } else {
-          stats_.inactive_split_bytes.increase(small, signed_bytes(remaining->size));
+          stats_.inactive_split_bytes.increase(small, stat_bytes(remaining->size));
           stats_.inactive_split.increase(small, 1);
         }
       }
     } else if (already_split && b->segment == nullptr) {
-      stats_.inactive_split_bytes.decrease(small, signed_bytes(b->size));
+      stats_.inactive_split_bytes.decrease(small, stat_bytes(b->size));
       stats_.inactive_split.decrease(small, 1);
     }
 
@@ -406,13 +403,13 @@ class caching_allocator final : public device_allocator {
       const std::size_t subsumed = try_merge_blocks(b, candidate, pool);
       if (subsumed > 0) {
         net_inactive_blocks -= 1;
-        net_inactive_bytes -= signed_bytes(subsumed);
+        net_inactive_bytes -= stat_bytes(subsumed);
       }
     }
     pool.insert(b);
     if (b->is_split()) {
       net_inactive_blocks += 1;
-      net_inactive_bytes += signed_bytes(b->size);
+      net_inactive_bytes += stat_bytes(b->size);
     }
     if (b->segment == nullptr) {
       if (net_inactive_blocks > 0) stats_.inactive_split.increase(small, net_inactive_blocks);
@@ -687,7 +684,7 @@ class caching_allocator final : public device_allocator {
     pool.insert(to_map);
 
     total_allocated_memory_ += mapped.size;
-    stats_.reserved_bytes.increase(pool.small, signed_bytes(mapped.size));
+    stats_.reserved_bytes.increase(pool.small, stat_bytes(mapped.size));
     // PyTorch counts each mapping as a device allocation but not as a segment.
     ++stats_.num_device_alloc;
     history_.record(trace_action::segment_map, mapped.ptr, mapped.size, to_map->stream);
@@ -720,7 +717,7 @@ class caching_allocator final : public device_allocator {
     pool.unmapped.insert(b);
 
     total_allocated_memory_ -= unmapped.size;
-    stats_.reserved_bytes.decrease(pool.small, signed_bytes(unmapped.size));
+    stats_.reserved_bytes.decrease(pool.small, stat_bytes(unmapped.size));
     ++stats_.num_device_free;
     history_.record(trace_action::segment_unmap, unmapped.ptr, unmapped.size, b->stream);
   }

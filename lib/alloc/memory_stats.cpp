@@ -37,19 +37,13 @@ void stat_array::reset_peak() {
   large_pool.reset_peak();
 }
 
-namespace {
-std::int64_t as_stat_amount(std::size_t bytes) noexcept {
-  return static_cast<std::int64_t>(bytes);
-}
-}  // namespace
-
 void memory_stats::note_alloc(bool small, std::size_t block_size, std::size_t requested_size,
                               bool oversize) {
   allocation.increase(small, 1);
-  allocated_bytes.increase(small, as_stat_amount(block_size));
+  allocated_bytes.increase(small, stat_bytes(block_size));
   active.increase(small, 1);
-  active_bytes.increase(small, as_stat_amount(block_size));
-  requested_bytes.increase(small, as_stat_amount(requested_size));
+  active_bytes.increase(small, stat_bytes(block_size));
+  requested_bytes.increase(small, stat_bytes(requested_size));
   if (oversize) oversize_allocations.increase(1);
 }
 
@@ -60,26 +54,26 @@ void memory_stats::note_free(bool small, std::size_t block_size, std::size_t req
 
 void memory_stats::note_free_requested(bool small, std::size_t block_size, bool oversize) {
   allocation.decrease(small, 1);
-  allocated_bytes.decrease(small, as_stat_amount(block_size));
+  allocated_bytes.decrease(small, stat_bytes(block_size));
   if (oversize) oversize_allocations.decrease(1);
 }
 
 void memory_stats::note_free_completed(bool small, std::size_t block_size,
                                        std::size_t requested_size) {
   active.decrease(small, 1);
-  active_bytes.decrease(small, as_stat_amount(block_size));
-  requested_bytes.decrease(small, as_stat_amount(requested_size));
+  active_bytes.decrease(small, stat_bytes(block_size));
+  requested_bytes.decrease(small, stat_bytes(requested_size));
 }
 
 void memory_stats::note_segment_alloc(bool small, std::size_t segment_size, bool oversize) {
   segment.increase(small, 1);
-  reserved_bytes.increase(small, as_stat_amount(segment_size));
+  reserved_bytes.increase(small, stat_bytes(segment_size));
   if (oversize) oversize_segments.increase(1);
 }
 
 void memory_stats::note_segment_free(bool small, std::size_t segment_size, bool oversize) {
   segment.decrease(small, 1);
-  reserved_bytes.decrease(small, as_stat_amount(segment_size));
+  reserved_bytes.decrease(small, stat_bytes(segment_size));
   if (oversize) oversize_segments.decrease(1);
 }
 

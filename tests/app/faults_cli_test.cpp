@@ -232,6 +232,23 @@ int wait_for(const child& c, std::chrono::milliseconds limit) {
   }
 }
 
+// `run --repeat 3` (each round a process of its own) of one transfer case that would take a
+// minute, its result to dir/r.json; returns once the first round is inside that case. Not a fixed
+// delay: on a loaded machine the round may take seconds to start its case.
+child start_long_rounds(const fs::path& dir, bool own_group) {
+  write(dir / "s.json",
+        scenario("long", "transfer", R"({"bytes": "4MiB", "copies_per_sample": 8})", "",
+                 R"({"warmup": 1, "min_samples": 1000000, "max_samples": 1000000,
+                     "max_noise": 0, "min_time": "60s", "timeout": "60s"})"));
+  const child c = spawn({"run", (dir / "s.json").string(), "--backend", "host", "--repeat", "3",
+                         "--out", (dir / "r.json").string()},
+                        dir / "stdout", dir / "stderr", own_group);
+  REQUIRE(wait_until_child_runs_threads(c.pid, std::chrono::milliseconds(static_cast<int>(
+                                                   30'000 * time_scale()))));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  return c;
+}
+
 // When the child has written its first byte to `file` (its stderr); now() after `limit`.
 clock_type::time_point wait_for_output(const fs::path& file, std::chrono::milliseconds limit) {
   const auto deadline = clock_type::now() + limit;
@@ -612,18 +629,9 @@ TEST_CASE("faults: SIGINT inside a long case of each kind ends the run within a 
 TEST_CASE("faults: SIGINT during run --repeat with rounds in processes: exit 130, round kept",
           "[app][faults][signal][timing]") {
   const fs::path dir = fresh_dir("faults-sigint-rounds");
-  write(dir / "s.json",
-        scenario("long", "transfer", R"({"bytes": "4MiB", "copies_per_sample": 8})", "",
-                 R"({"warmup": 1, "min_samples": 1000000, "max_samples": 1000000,
-                     "max_noise": 0, "min_time": "60s", "timeout": "60s"})"));
   const double scale = time_scale();
   const fs::path out = dir / "r.json";
-  const child c = spawn({"run", (dir / "s.json").string(), "--backend", "host", "--repeat", "3",
-                         "--out", out.string()},
-                        dir / "stdout", dir / "stderr");
-  REQUIRE(wait_until_child_runs_threads(c.pid, std::chrono::milliseconds(
-                                                   static_cast<int>(30'000 * scale))));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const child c = start_long_rounds(dir, /*own_group=*/false);
   const auto signalled = clock_type::now();
   REQUIRE(::kill(c.pid, SIGINT) == 0);  // the parent only: it passes the signal on
   const int status = wait_for(c, std::chrono::milliseconds(static_cast<int>(30'000 * scale)));
@@ -1194,19 +1202,9 @@ TEST_CASE("faults: compare with nothing gated in common exits 3, and so do save 
 TEST_CASE("faults: Ctrl-C at a terminal reaches the round too, and the round is still kept",
           "[app][faults][signal][slow]") {
   const fs::path dir = fresh_dir("faults-sigint-group");
-  write(dir / "s.json",
-        scenario("long", "transfer", R"({"bytes": "4MiB", "copies_per_sample": 8})", "",
-                 R"({"warmup": 1, "min_samples": 1000000, "max_samples": 1000000,
-                     "max_noise": 0, "min_time": "60s", "timeout": "60s"})"));
   const fs::path out = dir / "r.json";
   const double scale = time_scale();
-  const child c = spawn({"run", (dir / "s.json").string(), "--backend", "host", "--repeat", "3",
-                         "--out", out.string()},
-                        dir / "stdout", dir / "stderr", /*own_group=*/true);
-  // Not a fixed delay: on a loaded machine the round may take seconds to start its case.
-  REQUIRE(wait_until_child_runs_threads(c.pid, std::chrono::milliseconds(
-                                                   static_cast<int>(30'000 * scale))));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const child c = start_long_rounds(dir, /*own_group=*/true);
   REQUIRE(::kill(-c.pid, SIGINT) == 0);  // pinbench and its round, at once
   const int status = wait_for(c, std::chrono::milliseconds(static_cast<int>(30'000 * scale)));
   INFO(read_text(dir / "stderr"));
