@@ -14,6 +14,7 @@
 #include "device/telemetry/telemetry.hpp"
 #include "dist/communicator.hpp"
 #include "run/runner.hpp"
+#include "run/telemetry_json.hpp"
 
 namespace pinbench::app {
 
@@ -91,7 +92,7 @@ int info(const info_args& a) {
   out["mpi"] = mpi.empty() ? nlohmann::json{{"usable", true}}
                            : nlohmann::json{{"usable", false}, {"reason", mpi}};
   const auto telemetry = device::telemetry::read_all();
-  out["telemetry"] = device::telemetry::to_json(telemetry);
+  out["telemetry"] = run::telemetry_json(telemetry);
   const auto launch = dist::detect_launch();
   out["launch"] = {{"launcher", launch.launcher}, {"rank", launch.rank}, {"size", launch.size},
                    {"local_rank", launch.local_rank}, {"local_size", launch.local_size}};

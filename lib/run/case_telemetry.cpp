@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "run/telemetry_json.hpp"
 
 namespace pinbench::run {
 
@@ -17,8 +18,8 @@ namespace {
 constexpr int poll_period_ms = 50;
 
 std::string throttle_words(std::uint64_t mask) {
-  return fmt::format("{}", fmt::join(telemetry::reason_names(mask & telemetry::throttle_reasons),
-                                     ", "));
+  return fmt::format("{}",
+                     fmt::join(telemetry::reason_names(mask & telemetry::throttle_reasons), ", "));
 }
 
 }  // namespace
@@ -89,20 +90,18 @@ void case_telemetry::end(result::case_result& r) {
   if (before_) seen |= before_->clock_event_reasons.value_or(0);
   const bool throttled = (seen & telemetry::throttle_reasons) != 0;
   const int discarded = guard_ ? guard_->count : 0;
-  r.extra["telemetry"] = {
-      {"device", watch_->index()},
-      {"before", before_ ? telemetry::to_json(*before_) : nlohmann::json()},
-      {"after", telemetry::to_json(after)},
-      {"reasons_seen", telemetry::reason_names(seen)},
-      {"throttled", throttled},
-      {"discarded_samples", discarded}};
+  r.extra["telemetry"] = {{"device", watch_->index()},
+                          {"before", before_ ? telemetry_json(*before_) : nlohmann::json()},
+                          {"after", telemetry_json(after)},
+                          {"reasons_seen", telemetry::reason_names(seen)},
+                          {"throttled", throttled},
+                          {"discarded_samples", discarded}};
   if (!watch_->missing().empty()) r.extra["telemetry"]["missing"] = watch_->missing();
   if (throttled)
     r.warnings.push_back(fmt::format(
         "GPU {}'s clocks were throttled during the case ({}){}", watch_->index(),
         throttle_words(seen),
-        discarded > 0 ? fmt::format(": {} samples taken under it were discarded",
-                                    discarded)
+        discarded > 0 ? fmt::format(": {} samples taken under it were discarded", discarded)
                       : std::string(": its figures may read low")));
   before_.reset();
 }

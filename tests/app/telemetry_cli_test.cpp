@@ -24,8 +24,10 @@ class telemetry_env {
     ::setenv(name, value.c_str(), 1);
   }
   ~telemetry_env() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
   }
   telemetry_env(const telemetry_env&) = delete;
   telemetry_env& operator=(const telemetry_env&) = delete;
@@ -122,7 +124,8 @@ TEST_CASE("a library missing an entry point gives the rest, that fact null and t
 
   const auto scenario = small_transfer_scenario("telemetry-partial");
   const auto out = (std::filesystem::path(scenario).parent_path() / "r.json").string();
-  const auto run = run_pinbench("run " + scenario + " --backend host -q --telemetry-device 0 --out " + out);
+  const auto run =
+      run_pinbench("run " + scenario + " --backend host -q --telemetry-device 0 --out " + out);
   REQUIRE(run.code == 0);
   const auto c = only_case(out);
   CHECK(c["status"] == "ok");
@@ -170,13 +173,15 @@ TEST_CASE("a host-backend run records telemetry of the NVML device it is told to
     CHECK(has(tel["reasons_seen"], "hw_thermal_slowdown"));
     CHECK(tel["throttled"] == true);
     REQUIRE(c.contains("warnings"));
-    CHECK_THAT(c["warnings"].dump(), Catch::Contains("throttled during the case (hw_thermal_slowdown)"));
+    CHECK_THAT(c["warnings"].dump(),
+               Catch::Contains("throttled during the case (hw_thermal_slowdown)"));
   }
   SECTION("--discard-on-throttle retakes throttled samples, then keeps them with a warning") {
     const telemetry_env throttle("FAKE_NVML_THROTTLE_AFTER", "0");  // throttled throughout
     const auto out = (dir / "discarded.json").string();
     REQUIRE(run_pinbench("run " + scenario +
-                         " --backend host -q --telemetry-device 0 --discard-on-throttle --out " + out)
+                         " --backend host -q --telemetry-device 0 --discard-on-throttle --out " +
+                         out)
                 .code == 0);
     const auto c = only_case(out);
     const auto& tel = c["info"]["telemetry"];

@@ -33,9 +33,15 @@ static struct fake_device the_device;
 static const char* const bus_id = "00000000:17:00.0";
 static std::atomic<long> reason_calls{0};
 
-EXPORT nvmlReturn_t nvmlInit_v2(void) { return SUCCESS; }
-EXPORT nvmlReturn_t nvmlShutdown(void) { return SUCCESS; }
-EXPORT const char* nvmlErrorString(nvmlReturn_t r) { return r == SUCCESS ? "Success" : "Fake error"; }
+EXPORT nvmlReturn_t nvmlInit_v2(void) {
+  return SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlShutdown(void) {
+  return SUCCESS;
+}
+EXPORT const char* nvmlErrorString(nvmlReturn_t r) {
+  return r == SUCCESS ? "Success" : "Fake error";
+}
 
 EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
   *count = 1;
@@ -72,7 +78,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t* pci) 
 
 EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned int* mhz) {
   (void)d;
-  *mhz = type == 2 ? 2619u : 1980u; // memory : SM (and the others)
+  *mhz = type == 2 ? 2619u : 1980u;  // memory : SM (and the others)
   return SUCCESS;
 }
 
@@ -87,8 +93,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d,
   (void)d;
   const long call = reason_calls.fetch_add(1) + 1;
   const char* after = std::getenv("FAKE_NVML_THROTTLE_AFTER");
-  *reasons = after != nullptr && call > std::atol(after) ? 0x40ull // HW thermal slowdown
-                                                  : 0x1ull;  // GPU idle
+  *reasons = after != nullptr && call > std::atol(after) ? 0x40ull  // HW thermal slowdown
+                                                         : 0x1ull;  // GPU idle
   return SUCCESS;
 }
 

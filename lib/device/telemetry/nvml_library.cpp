@@ -76,8 +76,8 @@ loaded find_and_load() {
                  ? info.dli_fname
                  : what;
   if (lib.init == nullptr || lib.device_count == nullptr || lib.handle_by_index == nullptr) {
-    out.reason = fmt::format("{} lacks {}: no device can be read", lib.path,
-                             fmt::join(missing, ", "));
+    out.reason =
+        fmt::format("{} lacks {}: no device can be read", lib.path, fmt::join(missing, ", "));
     ::dlclose(handle);
     return out;
   }

@@ -1,6 +1,7 @@
 // NVML snapshots, reasons in words, and the polling watch.
 #include "device/telemetry/telemetry.hpp"
 
+#include <cctype>
 #include <chrono>
 #include <cstring>
 
@@ -9,11 +10,6 @@
 namespace pinbench::device::telemetry {
 
 namespace {
-
-template <class T>
-nlohmann::json or_null(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json();
-}
 
 // Calls `call(handle, args..., &value)` when the library has it; the value when it succeeded.
 template <class T, class F, class... A>
@@ -92,27 +88,6 @@ std::vector<std::string> reason_names(std::uint64_t mask) {
   return out;
 }
 
-nlohmann::json to_json(const snapshot& s) {
-  return {{"index", s.index},
-          {"name", or_null(s.name)},
-          {"pci_bus_id", or_null(s.pci_bus_id)},
-          {"sm_clock_mhz", or_null(s.sm_clock_mhz)},
-          {"sm_clock_max_mhz", or_null(s.sm_clock_max_mhz)},
-          {"mem_clock_mhz", or_null(s.mem_clock_mhz)},
-          {"mem_clock_max_mhz", or_null(s.mem_clock_max_mhz)},
-          {"clock_event_reasons", s.clock_event_reasons
-                                      ? nlohmann::json(reason_names(*s.clock_event_reasons))
-                                      : nlohmann::json()},
-          {"power_w", or_null(s.power_w)},
-          {"temperature_c", or_null(s.temperature_c)},
-          {"pcie_gen", or_null(s.pcie_gen)},
-          {"pcie_width", or_null(s.pcie_width)},
-          {"pcie_gen_max", or_null(s.pcie_gen_max)},
-          {"pcie_width_max", or_null(s.pcie_width_max)},
-          {"memory_used_bytes", or_null(s.memory_used_bytes)},
-          {"memory_total_bytes", or_null(s.memory_total_bytes)}};
-}
-
 reading read_all() {
   reading out;
   const nvml_library* lib = load_nvml(&out.reason);
@@ -133,19 +108,14 @@ reading read_all() {
   return out;
 }
 
-nlohmann::json to_json(const reading& r) {
-  nlohmann::json devices = nlohmann::json::array();
-  for (const auto& s : r.devices) devices.push_back(to_json(s));
-  return {{"available", r.available}, {"reason", r.reason},     {"library", r.library},
-          {"missing", r.missing},     {"devices", devices}};
-}
-
 // ---- watch ----------------------------------------------------------------------------------
 
 watch::watch(const nvml_library& lib, nvml_device handle, int index)
     : lib_(lib), handle_(handle), index_(index) {}
 
-watch::~watch() { stop(); }
+watch::~watch() {
+  stop();
+}
 
 std::unique_ptr<watch> watch::by_index(int index, std::string& reason) {
   const nvml_library* lib = load_nvml(&reason);
@@ -188,7 +158,9 @@ std::unique_ptr<watch> watch::by_pci_bus_id(const std::string& bus_id, std::stri
   return nullptr;
 }
 
-snapshot watch::read() const { return read_device(lib_, handle_, index_); }
+snapshot watch::read() const {
+  return read_device(lib_, handle_, index_);
+}
 
 std::uint64_t watch::reasons_now() const {
   return ask<unsigned long long>(lib_.clock_event_reasons, handle_).value_or(0);

@@ -1,6 +1,7 @@
-// GPU telemetry through NVML: a device's clocks, clock event (throttle) reasons, power,
-// temperature, PCIe link and memory, read now (`pinbench info`) or around and during a case
-// (a watch, polled on a thread). Everything is optional: a fact NVML cannot give is absent.
+// GPU telemetry through NVML (as JSON: run/telemetry_json.hpp): a device's clocks, clock event
+// (throttle) reasons, power, temperature, PCIe link and memory, read now (`pinbench info`) or
+// around and during a case (a watch, polled on a thread). Everything is optional: a fact NVML
+// cannot give is absent.
 #pragma once
 
 #include <atomic>
@@ -12,8 +13,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "device/telemetry/nvml_library.hpp"
 
@@ -49,9 +48,6 @@ struct snapshot {
   std::optional<unsigned> temperature_c, pcie_gen, pcie_width, pcie_gen_max, pcie_width_max;
   std::optional<std::uint64_t> memory_used_bytes, memory_total_bytes;
 };
-/// {index, name, pci_bus_id, sm_clock_mhz, ..., clock_event_reasons: [words], power_w, ...}:
-/// null where NVML could not say.
-[[nodiscard]] nlohmann::json to_json(const snapshot& s);
 
 /// Every NVML device now (`pinbench info`).
 struct reading {
@@ -62,8 +58,6 @@ struct reading {
   std::vector<snapshot> devices;
 };
 [[nodiscard]] reading read_all();
-/// {available, reason, library, missing, devices: [to_json(snapshot)]}.
-[[nodiscard]] nlohmann::json to_json(const reading& r);
 
 /// One NVML device watched around and during a case: snapshots, and the clock event reasons
 /// seen by a thread polling them while the case runs. Thread-safe.
@@ -73,7 +67,7 @@ class watch {
   [[nodiscard]] static std::unique_ptr<watch> by_index(int index, std::string& reason);
   /// The device at that PCI bus id ("0000:17:00.0" or NVML's "00000000:17:00.0"), or nullptr.
   [[nodiscard]] static std::unique_ptr<watch> by_pci_bus_id(const std::string& bus_id,
-                                                           std::string& reason);
+                                                            std::string& reason);
   ~watch();
   watch(const watch&) = delete;
   watch& operator=(const watch&) = delete;
