@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "device/backend.hpp"
+#include "device/numa.hpp"
 #include "device/platform.hpp"
 #include "dist/communicator.hpp"
 #include "result/result.hpp"
@@ -37,6 +38,9 @@ struct run_options {
   /// The devices a kind that drives several may open (measure::run_context::platform); null:
   /// only the backend the run measures on.
   const device::platform* platform = nullptr;
+  /// `--numa`: resolved against the device once, before the first case
+  /// (measure::run_context::numa).
+  device::numa_request numa;
 };
 
 /// A lost rank as the result records it: {rank (null when the transport cannot tell), message,
