@@ -185,6 +185,8 @@ TEST_CASE("a local group over host-backend devices is the host ring", "[collecti
 
 }  // namespace pinbench::collective
 
+namespace pinbench::collective {
+
 TEST_CASE("a repeated run is that many collectives, one after the other, waited for once",
           "[collective][ring]") {
   // In place, each all_reduce multiplies every element by the ranks: k runs give n^k x.
@@ -205,3 +207,5 @@ TEST_CASE("a repeated run is that many collectives, one after the other, waited 
   CHECK_THROWS_AS(ring->run_repeated(0, op::all_reduce, dtype::int32, {10, 10}, rb, 0),
                   device_error);
 }
+
+}  // namespace pinbench::collective
