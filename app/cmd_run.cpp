@@ -10,6 +10,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "device/numa.hpp"
 #include "device/platform.hpp"
 #include "dist/communicator.hpp"
 #include "round_processes.hpp"
@@ -48,6 +49,8 @@ int run_here(const run_args& a, const dist::launch_info& launch, dist::communica
     throw input_error({}, "--rounds-in",
                       "under a launcher the rounds run in the launched processes: add "
                       "--rounds-in one-process");
+  // A node this machine does not have is bad input, found before anything is opened.
+  const auto numa = device::parse_numa_request(a.numa, device::online_nodes());
   // One GPU per process of a node: under a launch the local rank picks it.
   const auto choice = device::parse_backend_choice(a.backend);
   if (!choice)
@@ -68,6 +71,7 @@ int run_here(const run_args& a, const dist::launch_info& launch, dist::communica
   x.measuring.only_round = a.round;
   x.measuring.telemetry_device = a.telemetry_device;
   x.measuring.discard_on_throttle = a.discard_on_throttle;
+  x.measuring.numa = numa;
   auto progress = std::make_unique<progress_line>(!quiet);  // cleared before the table
   const case_log log(!quiet);
   x.measuring.on_case = [&](std::size_t i, std::size_t n, const std::string& s,
@@ -208,6 +212,12 @@ runner add_run(CLI::App& app) {
                 "Throw away a sample taken while the watched GPU's clocks were throttled "
                 "(power, thermal, HW slowdown) and take it again, as nvbench does; the count "
                 "is in the case's telemetry");
+  sub->add_option("--numa", a->numa,
+                  "Transfer and loader cases: put host buffers and copying threads on this NUMA "
+                  "node: auto = the GPU's (host backend: node 0), none = where the kernel puts "
+                  "them, or a node number; every case records the node and whether it held")
+      ->type_name("auto|none|N")
+      ->capture_default_str();
   sub->add_flag("--quiet,-q", a->quiet,
                 "No progress or log lines on stderr (by default, when stderr is not a "
                 "terminal, one line per finished case)");

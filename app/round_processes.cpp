@@ -46,7 +46,7 @@ std::vector<std::string> round_run_args(const run_args& a, std::string_view back
   if (a.discard_on_throttle) out.emplace_back("--discard-on-throttle");
   for (const auto& x : {std::string("--backend"), std::string(backend), std::string("--seed"),
                         std::to_string(a.seed), std::string("--max-cases"),
-                        std::to_string(a.max_cases)})
+                        std::to_string(a.max_cases), std::string("--numa"), a.numa})
     out.push_back(x);
   return out;
 }

@@ -17,7 +17,8 @@
 #
 # Files in $OUT (default out/gpu-check):
 #   summary.md     environment, step table, and the side-by-side tables (pinbench | torch)
-#   env.txt        nvidia-smi -q, pinbench info, ldd, the carried binaries' needs
+#   env.txt        which python, torch, NCCL and NVML the check used, /dev/shm's size,
+#                  nvidia-smi -q, pinbench info, ldd, the carried binaries' needs
 #   gpu-tests.xml  the [gpu] suite, one run, JUnit (the summary has its tally and failures)
 #   pinbench.json  every pinbench run of the check, one pinbench.result/1 document
 #   torch.json     both PyTorch peers, one pinbench.result/1 document (absent without torch)
@@ -29,6 +30,37 @@
 # shellcheck disable=SC2317
 set -uo pipefail
 
+# What the check runs with, for env.txt: python, torch (version, CUDA), NCCL (path, version),
+# NVML (path) and the size of /dev/shm (the DataLoader peer's workers pass batches through it).
+tools_used() {
+  local py
+  py=$(command -v python3 || true)
+  echo "# python: ${py:-none}${py:+ ($(python3 --version 2>&1))}"
+  if [[ -n $py ]]; then
+    echo "# torch: $(timeout 30 python3 -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda, "available" if torch.cuda.is_available() else "unavailable")' 2>/dev/null || echo 'not importable')"
+  fi
+  local nccl=${PINBENCH_NCCL_LIBRARY:-}
+  if [[ -n $nccl ]]; then
+    local version="unknown (no python3 to ask it)"
+    [[ -n $py ]] && version=$(python3 -c 'import ctypes, sys
+v = ctypes.c_int()
+ctypes.CDLL(sys.argv[1]).ncclGetVersion(ctypes.byref(v))
+print("{}.{}.{}".format(v.value // 10000, v.value // 100 % 100, v.value % 100))' "$nccl" 2>&1 | tail -1)
+    echo "# nccl: $nccl (PINBENCH_NCCL_LIBRARY), version $version"
+  else
+    echo "# nccl: PINBENCH_NCCL_LIBRARY unset: pinbench's own search (see pinbench info below)"
+  fi
+  local nvml
+  nvml=$(ldconfig -p 2>/dev/null | grep -m1 -o '/[^ ]*libnvidia-ml\.so\.1$' || true)
+  if [[ -z $nvml && -n $py ]]; then  # not in the loader's cache: where dlopen finds it, if anywhere
+    nvml=$(python3 -c 'import ctypes
+ctypes.CDLL("libnvidia-ml.so.1")
+print(next(l.split()[-1] for l in open("/proc/self/maps") if "libnvidia-ml" in l))' 2>/dev/null || true)
+  fi
+  echo "# nvml: ${PINBENCH_NVML_LIBRARY:+$PINBENCH_NVML_LIBRARY (PINBENCH_NVML_LIBRARY); loader: }${nvml:-libnvidia-ml.so.1 not found}"
+  echo "# /dev/shm: $(df -h /dev/shm 2>/dev/null | awk 'NR == 2 {print $2 " size, " $4 " free"}' || true)"
+}
+
 # ---- the steps that are more than one command (run by run_step through "$0" __step NAME, so
 # that each runs under `timeout`; they read the exported settings below) ---------------------
 step_env() {
@@ -36,6 +68,7 @@ step_env() {
   echo "# mode: $mode (backend $backend)"
   echo "# uname: $(uname -a)"
   echo "# git: $(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)"
+  tools_used
   for bin in "$PINBENCH" "$GPU_TESTS"; do
     [[ -x $bin ]] || continue
     echo "# $bin needs:"
@@ -128,6 +161,16 @@ deadline=$((started + budget_total))
 failed=0
 say() { printf 'gpu-check: [%3ds] %s\n' "$((SECONDS - started))" "$*" | tee -a "$log" >&2; }
 
+# NCCL before the first step, so that every step (the GPU tests' collective test too, which
+# would otherwise find none and pass with a warning) uses the same one: PyTorch's wheel's
+# when pinbench's own search would not find one.
+if [[ -z ${PINBENCH_NCCL_LIBRARY:-} ]] && command -v python3 >/dev/null; then
+  nccl=$(timeout 30 python3 -c 'import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null || true)
+  [[ -n $nccl && -f $nccl ]] && export PINBENCH_NCCL_LIBRARY=$nccl
+fi
+own_search="the loader's own search (PINBENCH_NCCL_LIBRARY unset)"
+say "NCCL: ${PINBENCH_NCCL_LIBRARY:-$own_search}"
+
 # run_step NAME BUDGET CMD...: runs CMD under min(BUDGET, time left), SIGTERM at the limit (kept
 # even when the script runs in the background, where SIGINT starts ignored) and SIGKILL 5 s later; output to log.txt; one row in the step table. Exit 77 means skipped.
 run_step() {
@@ -185,12 +228,8 @@ run_step loader 55 "$PINBENCH" run --backend "$backend" $(builtins loader) \
 run_step loader-peer-pinned 15 "$PINBENCH" run --backend "$backend" builtin:loader-peer \
   --set pin_memory=true "${loader_sampling[@]}" --out "$work/loader-peer-pinned.json"
 
-# Collectives and DataParallel vs DDP: NCCL from PyTorch's wheels when the loader does not find
-# one; on a 1-GPU machine the multi-GPU cases are skipped with why, the 1-rank ones run.
-if [[ -z ${PINBENCH_NCCL_LIBRARY:-} ]] && command -v python3 >/dev/null; then
-  nccl=$(python3 -c 'import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null || true)
-  [[ -n $nccl && -f $nccl ]] && export PINBENCH_NCCL_LIBRARY=$nccl
-fi
+# Collectives and DataParallel vs DDP (NCCL found at the start); on a 1-GPU machine the
+# multi-GPU cases are skipped with why, the 1-rank ones run.
 # shellcheck disable=SC2046
 run_step multi 20 "$PINBENCH" run --backend "$backend" $(builtins collective) $(builtins data-parallel) \
   "${allocator_sampling[@]}" --out "$work/multi.json"

@@ -59,8 +59,15 @@ class group {
   /// Runs `o` on every local participant (`local.size() == local_count()`) and returns once all
   /// completed. broadcast: from world rank `root`; send_recv: ranks exchange in pairs (0<->1,
   /// 2<->3, ...; an odd last rank sends to itself). Throws device_error for a failure.
-  virtual void run(op o, dtype t, const buffer_shape& shape, std::span<const rank_buffers> local,
-                   int root = 0) = 0;
+  void run(op o, dtype t, const buffer_shape& shape, std::span<const rank_buffers> local,
+           int root = 0) {
+    run_repeated(1, o, t, shape, local, root);
+  }
+  /// As run, `iterations` (>= 1) times back to back, waiting once after the last: one sample
+  /// as nccl-tests takes it. NCCL enqueues every collective on its streams and synchronizes
+  /// once; the host ring's threads run them all before waking the caller.
+  virtual void run_repeated(int iterations, op o, dtype t, const buffer_shape& shape,
+                            std::span<const rank_buffers> local, int root) = 0;
 };
 
 /// One participant per device, all driven by this process: the host ring over host-backend

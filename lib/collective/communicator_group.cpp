@@ -35,8 +35,15 @@ class communicator_group final : public group {
                        world_.size(), world_.size() == 1 ? "" : "es");
   }
 
-  void run(op o, dtype t, const buffer_shape& shape, std::span<const rank_buffers> local,
-           int root) override {
+  // Each call through the communicator returns complete: there is nothing to enqueue.
+  void run_repeated(int iterations, op o, dtype t, const buffer_shape& shape,
+                    std::span<const rank_buffers> local, int root) override {
+    for (int i = 0; i < iterations; ++i) run_one(o, t, shape, local, root);
+  }
+
+ private:
+  void run_one(op o, dtype t, const buffer_shape& shape, std::span<const rank_buffers> local,
+               int root) {
     if (local.size() != 1)
       throw device_error(fmt::format("a communicator group runs one rank per process, given {}",
                                      local.size()));
@@ -93,7 +100,6 @@ class communicator_group final : public group {
     }
   }
 
- private:
   std::byte* scratch(std::size_t bytes) {
     if (scratch_.size() < bytes) scratch_.resize(bytes);
     return scratch_.data();

@@ -2,7 +2,8 @@
 // every rank copies one chunk into its right neighbour's memory (a staging slot when the
 // neighbour must reduce it, its receive buffer when it only keeps it), then all ranks meet at a
 // barrier before the next step. One persistent thread per rank, so that a run costs two
-// wake-ups, not N thread creations.
+// wake-ups, not N thread creations; a repeated run (one sample) runs every collective on the
+// threads, a barrier between two, and wakes the caller once at the end.
 #include "collective/host_ring.hpp"
 
 #include <algorithm>
@@ -64,6 +65,7 @@ struct job {
   buffer_shape shape;
   std::span<const rank_buffers> buffers;
   int root = 0;
+  int iterations = 1;
   bool staged = false;  // send_recv: some rank runs in place, so all go through staging
 };
 
@@ -93,11 +95,14 @@ class host_ring final : public group {
     return fmt::format("host ring, {} thread{}", n_, n_ == 1 ? "" : "s");
   }
 
-  void run(op o, dtype t, const buffer_shape& shape, std::span<const rank_buffers> local,
-           int root) override {
+  void run_repeated(int iterations, op o, dtype t, const buffer_shape& shape,
+                    std::span<const rank_buffers> local, int root) override {
     const std::lock_guard one_at_a_time(run_mutex_);
+    if (iterations < 1)
+      throw device_error(fmt::format("a host ring run needs 1 or more iterations, got {}",
+                                     iterations));
     check(o, t, shape, local, root);
-    job j{o, t, shape, local, root, false};
+    job j{o, t, shape, local, root, iterations, false};
     if (o == op::send_recv)
       j.staged = std::any_of(local.begin(), local.end(),
                              [](const rank_buffers& b) { return b.send == b.recv; });
@@ -169,10 +174,15 @@ class host_ring final : public group {
         seen = generation_;
         j = job_;
       }
-      switch (j.t) {
-        case dtype::float32: execute<float>(rank, j); break;
-        case dtype::float64: execute<double>(rank, j); break;
-        case dtype::int32: execute<std::int32_t>(rank, j); break;
+      for (int i = 0; i < j.iterations; ++i) {
+        // A rank must not write into its neighbour's buffers or staging for the next
+        // collective while the neighbour still reads them for this one.
+        if (i > 0 && n_ > 1) next_step();
+        switch (j.t) {
+          case dtype::float32: execute<float>(rank, j); break;
+          case dtype::float64: execute<double>(rank, j); break;
+          case dtype::int32: execute<std::int32_t>(rank, j); break;
+        }
       }
       const std::lock_guard lock(mutex_);
       if (--remaining_ == 0) finished_.notify_one();

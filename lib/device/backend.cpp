@@ -18,6 +18,11 @@ std::string_view to_string(host_kind k) noexcept {
   return "?";
 }
 
+std::string gate_timeout_warning() {
+  return "a gate was not released within " + std::to_string(gate_timeout_ns / 1'000'000'000) +
+         " s and let its stream go on: timings taken behind it are not valid";
+}
+
 std::string_view to_string(platform_kind k) noexcept {
   switch (k) {
     case platform_kind::host: return "host";

@@ -74,7 +74,13 @@ class gate {
   /// within gate_timeout_ns and let the stream go by itself, so the work queued behind it did
   /// not wait for the release and a timing that relies on the gate is void.
   [[nodiscard]] virtual bool timed_out() const noexcept = 0;
+  /// The owner voided the timing behind this gate and takes it again: a timeout here is
+  /// recorded in its case and leaves no run-level warning (gate_timeout_warning).
+  virtual void discard_timing() noexcept = 0;
 };
+
+/// The backend's run-level warning for a gate that timed out behind a timing that was kept.
+[[nodiscard]] std::string gate_timeout_warning();
 
 struct memory_info {
   std::size_t free_bytes = 0;

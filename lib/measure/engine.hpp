@@ -7,6 +7,7 @@
 #include <string>
 
 #include "device/backend.hpp"
+#include "device/numa.hpp"
 #include "device/platform.hpp"
 #include "dist/communicator.hpp"
 #include "measure/case.hpp"
@@ -26,6 +27,10 @@ struct run_context {
   /// collective): how many this process may drive, and each one opened as a backend of its own.
   /// Null: only `dev` can be used.
   const device::platform* platform = nullptr;
+  /// Where the host buffers and copying threads of `dev`'s cases belong (`run --numa`), decided
+  /// once per run; kinds that copy through host memory (transfer, loader) apply it per case
+  /// with device::numa_scope. The default: no placement.
+  device::numa_target numa{};
 };
 
 /// Runs the cases of one kind. Throws on a failed case; the runner records it and goes on.

@@ -102,6 +102,7 @@ result::run_result run_scenarios(const plan& p, device::backend& dev, const run_
   ctx.world = &world;
   ctx.platform = options.platform;
   case_telemetry telemetry(dev, options.telemetry_device, options.discard_on_throttle);
+  ctx.numa = device::resolve_numa(options.numa, dev.describe());
   const std::uint32_t repeat = std::max<std::uint32_t>(p.settings.repeat, 1);
   result.repeat = options.only_round ? 1 : repeat;
   std::vector<std::unique_ptr<engine>> engines;

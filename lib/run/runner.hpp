@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "device/backend.hpp"
+#include "device/numa.hpp"
 #include "device/platform.hpp"
 #include "dist/communicator.hpp"
 #include "result/result.hpp"
@@ -42,6 +43,9 @@ struct run_options {
   std::string telemetry_device = "auto";
   /// `run --discard-on-throttle`: samples taken while the watched device throttled are retaken.
   bool discard_on_throttle = false;
+  /// `--numa`: resolved against the device once, before the first case
+  /// (measure::run_context::numa).
+  device::numa_request numa;
 };
 
 /// A lost rank as the result records it: {rank (null when the transport cannot tell), message,

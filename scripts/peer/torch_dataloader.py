@@ -66,6 +66,14 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 JPEG_SCENARIO = "loader-jpeg-workers"
 JPEG_QUICK_IMAGES = 256
 
+# Workers hand their batches to the main process through shared memory (/dev/shm): up to
+# prefetch_factor batches per worker in flight, plus the one the loop holds and one being pinned.
+SHM_BATCHES_IN_HAND = 2
+SHM_PATH = "/dev/shm"
+# --quick sweeps 0 and 2 workers: 2 x 2 + 2 batches of 64 x 128 KiB = 48 MiB, within a
+# container's default 64 MB /dev/shm (4 workers would need 80 MiB and fail there).
+QUICK_WORKERS = "0,2"
+
 
 # ---- arguments ------------------------------------------------------------------------------
 
@@ -124,7 +132,7 @@ def parse_args(argv):
     p.add_argument("--workers", metavar="N,N,...", type=comma_list(int_at_least(0), "workers"),
                    default=None,
                    help="num_workers values to sweep, comma list (default 0,2,4; 0,1,2,4 with "
-                   "--jpeg)")
+                   f"--jpeg; {QUICK_WORKERS} with --quick)")
     p.add_argument("--cpu-per-sample", metavar="DURATION,...",
                    type=comma_list(parse_duration_ns, "cpu-per-sample"),
                    default=None,
@@ -167,7 +175,8 @@ def parse_args(argv):
     p.add_argument("--warmup", metavar="N", type=int_at_least(0), default=1,
                    help="untimed runs before them (default 1)")
     p.add_argument("--quick", action="store_true",
-                   help="1024 samples (--jpeg: at most 256 images) and 3 runs")
+                   help=f"1024 samples (--jpeg: at most 256 images), 3 runs and workers "
+                   f"{QUICK_WORKERS} (fits a 64 MB /dev/shm)")
     p.add_argument("--out", metavar="FILE", default="torch-dataloader.json",
                    help="result file (pinbench.result/1), or - for stdout")
     p.add_argument("--install", action="store_true",
@@ -185,7 +194,7 @@ def parse_args(argv):
                 p.error(f"--{name} applies only with --jpeg DIR")
     if args.workers is None:
         args.workers = comma_list(int_at_least(0), "workers")(
-            "0,1,2,4" if args.jpeg is not None else "0,2,4")
+            QUICK_WORKERS if args.quick else "0,1,2,4" if args.jpeg is not None else "0,2,4")
     if args.batch_size is None:
         args.batch_size = 32 if args.jpeg is not None else 64
     if args.runs is None:
@@ -515,6 +524,37 @@ def on_sigint(signum, frame):
     # error still count as an interruption rather than as a failed case.
     SIGINT_SEEN[0] = True
     signal.default_int_handler(signum, frame)
+
+
+def on_sigterm(signum, frame):
+    # A step's budget (timeout) ends the run with SIGTERM: kept as an interruption, so the cases
+    # measured so far are written as after Ctrl-C.
+    on_sigint(signum, frame)
+
+
+def shm_bytes_needed(workers, prefetch_factor, batch_bytes):
+    """Shared memory a case's batches may hold at once; none without workers."""
+    if workers == 0:
+        return 0
+    return (workers * prefetch_factor + SHM_BATCHES_IN_HAND) * batch_bytes
+
+
+def shm_free_bytes(path=SHM_PATH):
+    """Free bytes of /dev/shm, or None where it cannot be read (then nothing is skipped)."""
+    try:
+        return shutil.disk_usage(path).free
+    except OSError:
+        return None
+
+
+def shm_shortfall(needed, free):
+    """Why a case cannot run in the shared memory there is, or None when it fits."""
+    if free is None or needed <= free:
+        return None
+    mib = 1 << 20
+    return (f"needs {needed / mib:.1f} MiB of {SHM_PATH} (workers x prefetch_factor + "
+            f"{SHM_BATCHES_IN_HAND} batches), which has {free / mib:.1f} MiB free: a "
+            "DataLoader worker would die of it; give the container more (docker run --shm-size)")
 
 
 def check_synthetic_batch(torch, batch, seen, setup, number):
@@ -1013,6 +1053,7 @@ def main(argv=None):
     setup = None
     interrupted = False
     signal.signal(signal.SIGINT, on_sigint)
+    signal.signal(signal.SIGTERM, on_sigterm)
     try:
         setup = prepare(torch, args)
         if setup is None:
@@ -1030,6 +1071,14 @@ def main(argv=None):
             else:
                 case, units = jpeg_case_entry(args, setup, workers_text, workers), 0
             started = time.perf_counter()
+            needed = shm_bytes_needed(workers, args.prefetch_factor, case["info"]["batch_bytes"])
+            case["info"]["shm_bytes_needed"] = needed
+            shortfall = shm_shortfall(needed, shm_free_bytes())
+            if shortfall is not None:
+                case.update(status="skipped", message=shortfall, metrics={})
+                print(f"{PROG}: {case['id']}: skipped: {shortfall}", file=sys.stderr)
+                cases.append(case)
+                continue
             try:
                 # torch's own warnings (more workers than cores, ...) belong to the case.
                 with warnings.catch_warnings(record=True) as caught:

@@ -9,6 +9,9 @@ copies on the host clock. Writes a pinbench.result/1 document, so that `pinbench
 `report` and a reader can put PyTorch's numbers beside pinbench's; what still differs from
 pinbench's method is listed in the scenario's "differences".
 
+Interrupted (SIGINT, or SIGTERM as a step's budget sends it), it writes the cases measured so
+far, marked "interrupted", and exits 128 + the signal's number.
+
 Exit codes: 0 done, 1 a case failed, 2 bad arguments, 3 no torch or no CUDA device.
 """
 
@@ -18,6 +21,7 @@ import math
 import os
 import re
 import shlex
+import signal
 import statistics
 import sys
 import time
@@ -457,6 +461,30 @@ def measure_case(torch, direction, memory, mode, nbytes, rule, side, sleep_rate,
 
 # ---- main -----------------------------------------------------------------------------------
 
+class Interruption:
+    """SIGINT and SIGTERM end the measuring as KeyboardInterrupt, so that the cases measured so
+    far are still written; `signum` is the signal that came."""
+
+    def __init__(self):
+        self.signum = None
+
+    def catch(self):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._on_signal)
+
+    def _on_signal(self, signum, frame):
+        self.signum = signum
+        raise KeyboardInterrupt
+
+    def hold_off(self):
+        """While the file is written: a second signal must not cut it."""
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
+
+    def exit_code(self):
+        return 128 + (self.signum or signal.SIGINT)
+
+
 def positive_seconds(text):
     try:
         value = float(text)
@@ -496,22 +524,66 @@ def main(argv=None):
     began = time.perf_counter()  # the budget covers the whole script, start-up included
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
+    stop = Interruption()
+    stop.catch()
 
     try:
         import torch
+        available = torch.cuda.is_available()
     except ImportError as e:
         print(f"{PROG}: PyTorch is not importable: {e}", file=sys.stderr)
         return 3
-    if not torch.cuda.is_available():
+    except KeyboardInterrupt:  # a cold import can take 10-20 s: nothing was measured yet
+        print(f"{PROG}: interrupted while starting torch: nothing measured, no file written",
+              file=sys.stderr)
+        return stop.exit_code()
+    if not available:
         print(f"{PROG}: torch.cuda.is_available() is False (no NVIDIA driver or no device)",
               file=sys.stderr)
         return 3
 
     base_rule = QUICK_RULE if args.quick else DEFAULT_RULE
-    side = torch.cuda.Stream()
-    sleep_rate = calibrate_sleep(torch)
     todo = matrix(args.sizes)
     cases = []
+    sleep_rate = None
+    try:
+        side = torch.cuda.Stream()
+        sleep_rate = calibrate_sleep(torch)
+        measure_all(torch, args, todo, base_rule, side, sleep_rate, began, cases)
+        interrupted = False
+    except KeyboardInterrupt:
+        interrupted = True
+        print(f"{PROG}: interrupted; writing the {len(cases)} case(s) measured", file=sys.stderr)
+    stop.hold_off()
+
+    notes = differences(args.budget, sleep_rate is not None, args.quick)
+    doc = {
+        **document_head(torch.__version__),
+        "command_line": shlex.join([SOURCE, *argv]),
+        "interrupted": interrupted,
+        "environment": {"backend": "cuda", "device": device_info(torch), "host": host_info()},
+        "scenarios": [{
+            "name": "torch-transfer",
+            "description": "PyTorch tensor copies: pinned vs pageable, blocking vs non_blocking",
+            "kind": "transfer",
+            "source": SOURCE,
+            "differences": notes,
+            "cases": cases,
+        }],
+    }
+    write_atomic(args.out, json.dumps(doc, indent=2) + "\n", ".torch-transfer-")
+    print(f"{PROG}: wrote {args.out} ({time.perf_counter() - began:.1f} s)", file=sys.stderr)
+    print(f"{PROG}: differences from pinbench's method:", file=sys.stderr)
+    for note in notes:
+        print(f"{PROG}:   - {note}", file=sys.stderr)
+    if interrupted:
+        return stop.exit_code()
+    return 1 if any(c["status"] != "ok" for c in cases) else 0
+
+
+def measure_all(torch, args, todo, base_rule, side, sleep_rate, began, cases):
+    """Every case of `todo`, each appended to `cases` once done (so an interruption keeps
+    those)."""
     for i, (direction, memory, mode, nbytes) in enumerate(todo):
         cid = case_id(direction, memory, mode, nbytes)
         case = {
@@ -549,27 +621,6 @@ def main(argv=None):
             except RuntimeError:
                 pass
         cases.append(case)
-
-    notes = differences(args.budget, sleep_rate is not None, args.quick)
-    doc = {
-        **document_head(torch.__version__),
-        "command_line": shlex.join([SOURCE, *argv]),
-        "environment": {"backend": "cuda", "device": device_info(torch), "host": host_info()},
-        "scenarios": [{
-            "name": "torch-transfer",
-            "description": "PyTorch tensor copies: pinned vs pageable, blocking vs non_blocking",
-            "kind": "transfer",
-            "source": SOURCE,
-            "differences": notes,
-            "cases": cases,
-        }],
-    }
-    write_atomic(args.out, json.dumps(doc, indent=2) + "\n", ".torch-transfer-")
-    print(f"{PROG}: wrote {args.out} ({time.perf_counter() - began:.1f} s)", file=sys.stderr)
-    print(f"{PROG}: differences from pinbench's method:", file=sys.stderr)
-    for note in notes:
-        print(f"{PROG}:   - {note}", file=sys.stderr)
-    return 1 if any(c["status"] != "ok" for c in cases) else 0
 
 
 if __name__ == "__main__":

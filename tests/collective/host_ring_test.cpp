@@ -184,3 +184,28 @@ TEST_CASE("a local group over host-backend devices is the host ring", "[collecti
 }
 
 }  // namespace pinbench::collective
+
+namespace pinbench::collective {
+
+TEST_CASE("a repeated run is that many collectives, one after the other, waited for once",
+          "[collective][ring]") {
+  // In place, each all_reduce multiplies every element by the ranks: k runs give n^k x.
+  const int n = 3, k = 5;
+  const auto ring = make_host_ring(n);
+  std::vector<std::vector<std::int32_t>> data(n, std::vector<std::int32_t>(10));
+  std::vector<rank_buffers> rb;
+  for (auto& d : data) {
+    for (std::size_t i = 0; i < d.size(); ++i) d[i] = static_cast<std::int32_t>(i);
+    rb.push_back({d.data(), d.data()});
+  }
+  ring->run_repeated(k, op::all_reduce, dtype::int32, {10, 10}, rb, 0);
+  for (const auto& d : data)
+    for (std::size_t i = 0; i < d.size(); ++i) CHECK(d[i] == static_cast<std::int32_t>(i) * 243);
+  // Staged send_recv in place, repeated: pairs swap back and forth, an even count restores.
+  ring->run_repeated(4, op::send_recv, dtype::int32, {10, 10}, rb, 0);
+  for (const auto& d : data) CHECK(d[1] == 243);
+  CHECK_THROWS_AS(ring->run_repeated(0, op::all_reduce, dtype::int32, {10, 10}, rb, 0),
+                  device_error);
+}
+
+}  // namespace pinbench::collective

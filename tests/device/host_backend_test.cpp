@@ -537,3 +537,22 @@ TEST_CASE("the slow fault stretches compute and copies by the given fraction", "
   be->synchronize(*s);
   CHECK(first_mismatch(dst.buffer->data(), bytes, 3) == bytes);
 }
+
+TEST_CASE("a timed-out gate warns for the run unless its owner discarded the timing behind it",
+          "[device][host][faults]") {
+  backend_options o;
+  o.host_device_capacity = 64_MiB;
+  o.host_gate_timeouts = 2;  // the first two gates let their stream go at once
+  auto be = make_host_backend(o);
+  auto s = be->create_stream();
+  const auto pass_gate = [&](bool discard) {
+    auto g = be->launch_gate(*s);
+    be->synchronize(*s);
+    REQUIRE(g->timed_out());
+    if (discard) g->discard_timing();
+  };
+  pass_gate(true);  // voided and taken again: the case records it, the run has no warning
+  CHECK(count_containing(be->warnings(), "not valid") == 0);
+  pass_gate(false);  // kept: timings behind it are not valid
+  CHECK(count_containing(be->warnings(), "not valid") == 1);
+}

@@ -68,17 +68,25 @@ void check_measured(const result::case_result& r, int ranks, double factor) {
   const auto* busbw = r.find("busbw");
   const auto* time = r.find("time");
   REQUIRE(algbw != nullptr);
-  REQUIRE(busbw != nullptr);
   REQUIRE(time != nullptr);
   REQUIRE(algbw->samples.size() >= 2);
-  REQUIRE(busbw->samples.size() == algbw->samples.size());
+  CHECK(r.extra.at("timing").get<std::string>().find("one wait") != std::string::npos);
+  // One rank: no busbw at all (not 0), and the case says why.
+  if (ranks == 1) {
+    CHECK(busbw == nullptr);
+    CHECK(r.extra.at("busbw_reason").get<std::string>().find("one rank") != std::string::npos);
+  } else {
+    CHECK_FALSE(r.extra.contains("busbw_reason"));
+    REQUIRE(busbw != nullptr);
+    REQUIRE(busbw->samples.size() == algbw->samples.size());
+  }
   CHECK(time->unit == "ns");
   CHECK(algbw->unit == "GB/s");
   const double bytes = r.extra.at("shape").at("bytes").get<double>();
   for (std::size_t i = 0; i < algbw->samples.size(); ++i) {
     CHECK(algbw->samples[i] > 0);
     CHECK(algbw->samples[i] == Approx(bytes / time->samples[i]));
-    CHECK(busbw->samples[i] == Approx(algbw->samples[i] * factor));
+    if (busbw != nullptr) CHECK(busbw->samples[i] == Approx(algbw->samples[i] * factor));
   }
 }
 
@@ -121,6 +129,9 @@ TEST_CASE("the collective kind's op and dtype tables name values as collective::
 TEST_CASE("the collective kind takes as many devices as ranks asks for", "[collective][kinds]") {
   SECTION("fewer than there are") {
     check_measured(run_local(make_case({{"ranks", 3}, {"bytes", 1000}}), 4), 3, 2.0 * 2 / 3);
+  }
+  SECTION("one, asked for: no busbw, with the reason") {
+    check_measured(run_local(make_case({{"ranks", 1}, {"bytes", 1000}}), 4), 1, 0);
   }
   SECTION("one, when the process can open no other device") {
     auto dev = device::make_backend("host");
@@ -221,6 +232,38 @@ TEST_CASE("pinbench run builtin:collective-all-reduce on the host backend", "[co
     CHECK(c["metrics"]["busbw"]["samples"].size() >= 1);
     CHECK(c["metrics"]["time"]["samples"].size() == c["metrics"]["busbw"]["samples"].size());
   }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace pinbench
+
+namespace pinbench {
+
+TEST_CASE("one rank: no busbw in the result, and compare and report go without it",
+          "[collective][cli]") {
+  const auto dir = testing::fresh_dir("collective-one-rank");
+  const auto out = (dir / "r.json").string();
+  const auto o = testing::run_pinbench(
+      "run builtin:collective-all-reduce --backend host --set ranks=1 --set sampling.min_time=0"
+      " --set sampling.warmup=1 --set sampling.timeout=200ms --out " + out);
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  std::ifstream in(out);
+  const auto j = nlohmann::json::parse(in);
+  for (const auto& c : j["scenarios"][0]["cases"]) {
+    CHECK(c["status"] == "ok");
+    CHECK(c["metrics"].contains("algbw"));
+    CHECK_FALSE(c["metrics"].contains("busbw"));
+    CHECK(c["info"]["busbw_reason"].get<std::string>().find("one rank") != std::string::npos);
+  }
+  // The scenario gates busbw: absent on both sides, it is no row and no failure.
+  const auto same = testing::run_pinbench("compare " + out + " " + out + " --format json");
+  INFO(same.err);
+  CHECK(same.code == 0);
+  CHECK(same.out.find("\"busbw\"") == std::string::npos);
+  const auto html = testing::run_pinbench("report " + out + " --html " + (dir / "r.html").string());
+  INFO(html.err);
+  CHECK(html.code == 0);
   std::filesystem::remove_all(dir);
 }
 

@@ -24,6 +24,9 @@ deep=$(find "$out" -mindepth 1 -type d | wc -l)
 for f in summary.md env.txt pinbench.json log.txt; do
   [[ -s $out/$f ]] || fail "$f is missing or empty"
 done
+for tool in '# python: ' '# torch: ' '# nccl: ' '# nvml: ' '# /dev/shm: '; do
+  grep -q "^$tool" "$out/env.txt" || fail "env.txt does not say which ${tool:2} the check used"
+done
 [[ ! -e $out/gpu-tests.xml ]] || fail "gpu-tests.xml without a device: the [gpu] tests must report skipped"
 
 grep -q 'REHEARSAL on the host backend' "$out/summary.md" || fail "summary.md does not say it is a rehearsal"

@@ -65,6 +65,27 @@ def check_argument_errors():
         check(r.stdout == "", f"{args}: wrote to stdout: {r.stdout!r}")
 
 
+def check_shm_rules():
+    """No torch needed: --quick's sweep fits a container's default 64 MB /dev/shm; a case that
+    does not fit the /dev/shm there is gets a reason; SIGTERM counts as an interruption."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("torch_dataloader", SCRIPT)
+    td = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(td)
+    args = td.parse_args(["--quick", "--out", os.devnull])
+    batch = args.batch_size * args.sample_bytes
+    worst = max(td.shm_bytes_needed(w, args.prefetch_factor, batch) for _, w in args.workers)
+    check(worst <= 64_000_000, f"--quick needs {worst} bytes of /dev/shm, over 64 MB")
+    check(td.shm_bytes_needed(0, 2, batch) == 0, "0 workers use no shared memory")
+    check(td.shm_bytes_needed(4, 2, 8 << 20) == 10 * (8 << 20), "4 workers x 2 + 2 batches")
+    check(td.shm_shortfall(48 << 20, 64 << 20) is None, "48 MiB fits in 64 MiB")
+    check(td.shm_shortfall(48 << 20, None) is None, "an unreadable /dev/shm skips nothing")
+    why = td.shm_shortfall(80 << 20, 64 << 20) or ""
+    check("80.0 MiB" in why and "64.0 MiB" in why and "/dev/shm" in why, f"shortfall: {why!r}")
+    full = td.parse_args(["--out", os.devnull])
+    check([w for _, w in full.workers] == [0, 2, 4], f"default workers {full.workers}")
+
+
 def check_jpeg_argument_errors(tmp):
     """A --jpeg folder that is missing, not a folder, or without JPEGs in class folders, and the
     options that do not go with --jpeg (or only with it): exit 2, one line naming the problem,
@@ -419,6 +440,7 @@ def check_jpeg(tmp):
 def main():
     started = time.monotonic()
     check_argument_errors()
+    check_shm_rules()
     with tempfile.TemporaryDirectory() as tmp:
         check_jpeg_argument_errors(tmp)
         check_tiny_sweep(tmp)

@@ -10,6 +10,7 @@ import importlib.util
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -38,10 +39,12 @@ def load_script():
 # A stand-in for torch: tensors are bytearrays, and the device has a virtual clock that only
 # _sleep and copies advance (copies at exactly 10 GB/s), so event spans are exact. FAKE_TORCH
 # picks a fault: absent (ImportError), nocuda, zero (every event span reads 0 ms), corrupt
-# (copies between host and device flip the first byte).
+# (copies between host and device flip the first byte), slow (each copy also takes 2 ms of real
+# time, so that a run lasts long enough to be interrupted).
 FAKE_TORCH = r'''
 import os
 import random
+import time
 import types
 
 FAULT = os.environ.get("FAKE_TORCH", "")
@@ -72,6 +75,8 @@ class Tensor:
         if len(src.data) != len(self.data):
             raise RuntimeError("size mismatch")
         self.data[:] = src.data
+        if FAULT == "slow":
+            time.sleep(0.002)
         if self.device != src.device:
             if FAULT == "corrupt" and self.data:
                 self.data[0] ^= 0xFF
@@ -456,6 +461,39 @@ def check_faults(fake_dir, tmp):
                   f"{c.get('message')}")
 
 
+def check_interrupt(fake_dir, tmp):
+    """SIGTERM (a step's budget) after the first cases: the cases measured are written, the
+    document says it was interrupted, and the exit is 128 + 15."""
+    out = os.path.join(tmp, "interrupted.json")
+    env = dict(os.environ, PYTHONPATH=fake_dir + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               FAKE_TORCH="slow")
+    p = subprocess.Popen([sys.executable, SCRIPT, "--quick", "--sizes", "4KiB", "--out", out],
+                         stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
+    try:
+        # Waits for the second case's line, however slow the machine: by then the first case
+        # is kept (a case's line is printed just before it is).
+        seen = 0
+        for line in p.stderr:
+            seen += "GB/s" in line
+            if seen == 2:
+                break
+        p.send_signal(signal.SIGTERM)
+        rest = p.stderr.read()
+        code = p.wait(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    check(code == 128 + signal.SIGTERM, f"interrupted run: exit {code}; {rest}")
+    doc = read_doc(out, "interrupted run")
+    if doc is None:
+        return
+    check(doc.get("interrupted") is True, "the document does not say it was interrupted")
+    cases = doc["scenarios"][0]["cases"]
+    check(1 <= len(cases) < 8, f"{len(cases)} cases kept, expected the ones before the signal")
+    check(all(c["status"] == "ok" and c["metrics"]["bandwidth"]["samples"] for c in cases),
+          "a kept case is not a whole measured one")
+
+
 def main():
     tt = load_script()
     check_rules(tt)
@@ -468,6 +506,7 @@ def main():
         check_run(fake_dir, tmp)
         check_budget(fake_dir, tmp)
         check_faults(fake_dir, tmp)
+        check_interrupt(fake_dir, tmp)
     for message in failures:
         print(f"FAIL: {message}", file=sys.stderr)
     if failures:

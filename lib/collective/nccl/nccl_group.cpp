@@ -1,6 +1,8 @@
-// NCCL groups: one communicator and one stream per local GPU; a run issues every local rank's
-// call between ncclGroupStart and ncclGroupEnd (one thread drives several GPUs), then waits for
-// the streams, so that run() returns with the collective complete as on the host.
+// NCCL groups: one communicator and one stream per local GPU. A run issues, for each of its
+// iterations, every local rank's call between ncclGroupStart and ncclGroupEnd (one thread drives
+// several GPUs), all enqueued back to back; then it waits once for each stream, so that it
+// returns with every collective complete as on the host. That is nccl-tests' sample: no
+// per-collective synchronization or cudaSetDevice to inflate the time of small collectives.
 #include "collective/nccl/nccl_group.hpp"
 
 #include <cstring>
@@ -83,8 +85,8 @@ class nccl_group final : public group {
     return fmt::format("NCCL {}, {}", lib_.version, what_);
   }
 
-  void run(op o, dtype t, const buffer_shape& shape, std::span<const rank_buffers> local,
-           int root) override {
+  void run_repeated(int iterations, op o, dtype t, const buffer_shape& shape,
+                    std::span<const rank_buffers> local, int root) override {
     // Everything that can be refused is refused before ncclGroupStart: a group left open
     // would swallow the next run's calls.
     if (local.size() != members_.size())
@@ -92,21 +94,26 @@ class nccl_group final : public group {
                                      members_.size(), local.size()));
     if (o == op::broadcast && (root < 0 || root >= world_size_))
       throw device_error(fmt::format("broadcast root {} is not a rank of {}", root, world_size_));
+    if (iterations < 1)
+      throw device_error(fmt::format("an NCCL run needs 1 or more iterations, got {}",
+                                     iterations));
     if (o == op::send_recv)
       for (const auto& b : local)
         if (b.send == b.recv)
           throw unsupported_error(
               "send_recv in place is not run over NCCL: a rank would overwrite what it sends");
 
-    lib_.check(lib_.group_start(), "ncclGroupStart");
-    try {
-      for (std::size_t i = 0; i < members_.size(); ++i)
-        enqueue(o, t, shape, local[i], first_rank_ + static_cast<int>(i), root, members_[i]);
-    } catch (...) {
-      lib_.group_end();
-      throw;
+    for (int n = 0; n < iterations; ++n) {
+      lib_.check(lib_.group_start(), "ncclGroupStart");
+      try {
+        for (std::size_t i = 0; i < members_.size(); ++i)
+          enqueue(o, t, shape, local[i], first_rank_ + static_cast<int>(i), root, members_[i]);
+      } catch (...) {
+        lib_.group_end();
+        throw;
+      }
+      lib_.check(lib_.group_end(), "ncclGroupEnd");
     }
-    lib_.check(lib_.group_end(), "ncclGroupEnd");
     for (auto& m : members_) {
       cuda_check(cudaSetDevice(m.device), "cudaSetDevice");
       cuda_check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize");

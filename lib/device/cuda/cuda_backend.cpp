@@ -216,6 +216,9 @@ class cuda_gate final : public gate {
   [[nodiscard]] bool timed_out() const noexcept override {
     return pool_ != nullptr && pool_->timed_out(index_);
   }
+  void discard_timing() noexcept override {
+    if (pool_ != nullptr) pool_->discard_timing(index_);
+  }
   /// The kernel was never launched.
   void abandon() noexcept {
     pool_->abandon(index_);
@@ -281,6 +284,8 @@ class cuda_backend final : public backend {
     description_.clock_mhz = clock_khz / 1000;
     description_.copy_engines = prop.asyncEngineCount;
     description_.pci_bus_id = bus_id_;
+    // Both kernels loaded now, before any gate spins (kernels.hpp: lazy loading would stall).
+    PINBENCH_CUDA_CHECK(cuda::load_kernels());
     gates_ = std::make_shared<gate_pool>(device_);
     vm_ = std::make_unique<cuda::virtual_memory>(device_);
     description_.virtual_memory = vm_->usable();
@@ -312,11 +317,7 @@ class cuda_backend final : public backend {
 
   [[nodiscard]] std::vector<std::string> warnings() const override {
     std::lock_guard lock(warnings_mutex_);
-    if (gates_->take_timeouts() > 0)
-      add_warning_locked(fmt::format(  // fmt: GCC 12 -O3 misreads the string '+' chain
-          "a gate kernel was not released within {} s and let its stream go on: timings taken "
-          "behind it are not valid",
-          gate_pool::kernel_timeout_ns / 1'000'000'000));
+    if (gates_->take_timeouts() > 0) add_warning_locked(gate_timeout_warning());
     return warnings_;
   }
 

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "device/backend.hpp"
+#include "device/pci_address.hpp"
 
 namespace pinbench::device::cuda {
 
@@ -17,9 +18,8 @@ namespace pinbench::device::cuda {
 /// nvidia-smi's spelling of cudaDeviceProp::uuid: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
 [[nodiscard]] std::string format_gpu_uuid(const std::array<unsigned char, 16>& bytes);
 
-/// cudaDeviceGetPCIBusId's "00000000:19:00.0" -> sysfs's "0000:19:00.0" (domain printed with at
-/// least four hex digits, lower case). Empty when the text is not a bus id.
-[[nodiscard]] std::string sysfs_pci_address(std::string_view cuda_bus_id);
+/// The bus id's sysfs spelling; its home is device/pci_address.hpp (used without CUDA too).
+using device::sysfs_pci_address;
 
 /// A sysfs link speed ("32.0 GT/s PCIe", "8 GT/s") -> PCIe generation (2.5 GT/s -> 1 ... 64 -> 6).
 [[nodiscard]] std::optional<int> pcie_gen_from_speed(std::string_view sysfs_speed);

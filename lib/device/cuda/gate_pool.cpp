@@ -77,9 +77,10 @@ std::size_t gate_pool::count_timeouts_locked() noexcept {
     if (held_[i]) continue;
     std::uint32_t& state = host_words(i)[1];
     if (load(state) == gate_timed_out) {
-      ++timeouts_;
+      if (!discarded_[i]) ++timeouts_;
       store(state, gate_released);
     }
+    discarded_[i] = false;
   }
   const std::size_t n = timeouts_;
   timeouts_ = 0;
@@ -98,7 +99,8 @@ gate_pool::slot gate_pool::acquire() {
         if (held_[i]) continue;
         const std::uint32_t state = load(words[1]);
         if (state == gate_armed) continue;  // its kernel has not exited yet
-        if (state == gate_timed_out) ++timeouts_;
+        if (state == gate_timed_out && !discarded_[i]) ++timeouts_;
+        discarded_[i] = false;
         store(words[0], 0);
         store(words[1], gate_armed);
         held_[i] = true;
@@ -119,6 +121,11 @@ void gate_pool::release(std::size_t index) noexcept {
 
 bool gate_pool::timed_out(std::size_t index) const noexcept {
   return load(host_words(index)[1]) == gate_timed_out;
+}
+
+void gate_pool::discard_timing(std::size_t index) noexcept {
+  std::lock_guard lock(mutex_);
+  discarded_[index] = true;
 }
 
 void gate_pool::give_back(std::size_t index) noexcept {

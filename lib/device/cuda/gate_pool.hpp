@@ -39,7 +39,10 @@ class gate_pool {
   void give_back(std::size_t index) noexcept;
   /// The kernel was never launched: the slot is free at once.
   void abandon(std::size_t index) noexcept;
-  /// How many gate kernels timed out (not released in time) since the last call. Slots still
+  /// The held slot's owner voided its timing: a timeout there is not counted.
+  void discard_timing(std::size_t index) noexcept;
+  /// How many gate kernels timed out (not released in time) since the last call, leaving out
+  /// those whose timing was discarded. Slots still
   /// held by a gate are left for their owner to read (timed_out) and counted once given back.
   [[nodiscard]] std::size_t take_timeouts() noexcept;
   /// Whether the kernel on a held slot gave up waiting: read it after the stream passed it.
@@ -57,7 +60,8 @@ class gate_pool {
   std::uint32_t* host_ = nullptr;    // the flags as the host sees them
   std::uint32_t* mapped_ = nullptr;  // the same memory as the device sees it
   std::mutex mutex_;
-  std::array<bool, slot_count> held_{};  // a gate object owns the slot
+  std::array<bool, slot_count> held_{};     // a gate object owns the slot
+  std::array<bool, slot_count> discarded_{};  // its owner voided the timing behind it
   std::size_t next_ = 0;
   std::size_t timeouts_ = 0;
 };

@@ -43,6 +43,13 @@ __global__ void gate_kernel(std::uint32_t* slot, std::uint64_t timeout_ns) {
 
 }  // namespace
 
+cudaError_t load_kernels() noexcept {
+  cudaFuncAttributes attributes{};
+  const cudaError_t spin = cudaFuncGetAttributes(&attributes, spin_kernel);
+  if (spin != cudaSuccess) return spin;
+  return cudaFuncGetAttributes(&attributes, gate_kernel);
+}
+
 cudaError_t launch_spin_kernel(cudaStream_t stream, std::uint64_t duration_ns) noexcept {
   void* args[] = {&duration_ns};
   return cudaLaunchKernel(spin_kernel, dim3(1), dim3(1), args, 0, stream);

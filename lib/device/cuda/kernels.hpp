@@ -13,6 +13,12 @@ inline constexpr std::uint32_t gate_armed = 1;      ///< set by the host before 
 inline constexpr std::uint32_t gate_released = 2;   ///< the host released it
 inline constexpr std::uint32_t gate_timed_out = 3;  ///< nobody released it within the timeout
 
+/// Loads both kernels into the current device's context now (cudaFuncGetAttributes on each).
+/// Under lazy loading (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2) a kernel's first
+/// launch loads its module, which may wait for the device to go idle: a spin kernel launched for
+/// the first time while gate kernels spin would stall until the gates time out.
+[[nodiscard]] cudaError_t load_kernels() noexcept;
+
 /// Busy device work: spins on %globaltimer until `duration_ns` have passed.
 [[nodiscard]] cudaError_t launch_spin_kernel(cudaStream_t stream,
                                              std::uint64_t duration_ns) noexcept;

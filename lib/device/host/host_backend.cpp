@@ -232,17 +232,29 @@ class host_event final : public event {
   std::shared_ptr<event_state> state_ = std::make_shared<event_state>();
 };
 
+// A gate that timed out behind a timing its owner kept gets the run-level warning, as on CUDA.
 class host_gate final : public gate {
  public:
-  explicit host_gate(std::shared_ptr<gate_state> state) : state_(std::move(state)) {}
-  ~host_gate() override { state_->release(); }
+  host_gate(std::shared_ptr<device_core> core, std::shared_ptr<gate_state> state)
+      : core_(std::move(core)), state_(std::move(state)) {}
+  ~host_gate() override {
+    state_->release();
+    if (!state_->timed_out() || discarded_) return;
+    try {
+      core_->warnings().add("gate:timeout", gate_timeout_warning());
+    } catch (...) {  // a destructor: the warning is lost rather than the process
+    }
+  }
   host_gate(const host_gate&) = delete;
   host_gate& operator=(const host_gate&) = delete;
   void release() noexcept override { state_->release(); }
   [[nodiscard]] bool timed_out() const noexcept override { return state_->timed_out(); }
+  void discard_timing() noexcept override { discarded_ = true; }
 
  private:
+  std::shared_ptr<device_core> core_;
   std::shared_ptr<gate_state> state_;
+  bool discarded_ = false;
 };
 
 // ---- the backend ------------------------------------------------------------------------------
@@ -385,7 +397,7 @@ class host_backend final : public backend {
   [[nodiscard]] std::unique_ptr<gate> launch_gate(stream& s) override {
     engine& q = engine_of(s);
     auto state = std::make_shared<gate_state>(next_gate_timeout_ns());
-    auto handle = std::make_unique<host_gate>(state);
+    auto handle = std::make_unique<host_gate>(core_, state);
     q.enqueue(op::hold(std::move(state)));
     return handle;
   }

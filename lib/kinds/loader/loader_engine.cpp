@@ -17,6 +17,7 @@
 #include "core/sysinfo.hpp"
 #include "core/units.hpp"
 #include "device/event_stock.hpp"
+#include "device/numa_placement.hpp"
 #include "kinds/loader/loader_params.hpp"
 #include "image/jpeg.hpp"
 #include "loader/jpeg_source.hpp"
@@ -363,6 +364,8 @@ class loader_engine final : public measure::engine {
     p.dataset.jpeg.generate.seed = ctx.seed;
     const bool jpeg = p.dataset.source == pinbench::loader::dataset_spec::source_kind::jpeg;
     result::case_result r;
+    // Before the pinned pool, streams and workers exist, for the whole case (see numa_scope).
+    device::numa_scope numa(ctx.numa);
     loader_run run(p, ctx.dev);
 
     // Every metric is declared before sampling, in the order the result lists them.
@@ -441,6 +444,7 @@ class loader_engine final : public measure::engine {
     r.extra["max_outstanding_seen"] = max_outstanding_seen;
     r.extra["max_reorder_buffered"] = max_reorder;
     if (const auto* src = run.data().jpeg(); src != nullptr) describe_images(*src, p, r);
+    r.extra["numa"] = numa.json();
     r.extra["cpu_work"] = {{"ns_per_unit", cal.ns_per_unit},
                            {"units_per_sample", run.data().units_per_sample()}};
     if (run.pool() != nullptr) {

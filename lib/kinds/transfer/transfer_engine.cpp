@@ -14,6 +14,7 @@
 #include "core/pattern.hpp"
 #include "core/sysinfo.hpp"
 #include "core/units.hpp"
+#include "device/numa_placement.hpp"
 #include "kinds/transfer/transfer_params.hpp"
 #include "kinds/transfer/transfer_verdict.hpp"
 #include "measure/protocol.hpp"
@@ -93,6 +94,8 @@ class transfer_run {
   [[nodiscard]] bool page_locked_source() const { return p_.page_locked_source(); }
   [[nodiscard]] bool use_gate() const { return use_gate_; }
   [[nodiscard]] std::size_t lanes() const { return lanes_.size(); }
+  /// The first lane's host buffer (touched): where NUMA placement is checked.
+  [[nodiscard]] const void* host_data() const { return lanes_.front().host->data(); }
 
   [[nodiscard]] std::vector<std::string> unlocked_warnings() const {
     std::vector<std::string> w;
@@ -148,6 +151,8 @@ class transfer_run {
       for (auto& l : lanes_) dev_.synchronize(*l.end);
       if (compute) dev_.synchronize(*compute_stream_);
       for (const auto& g : gates) s.void_gate = s.void_gate || g->timed_out();
+      if (s.void_gate)  // taken again (run_case): no run-level "not valid" warning for it
+        for (auto& g : gates) g->discard_timing();
       if (!p_.blocking()) s.transfer_ns += event_span_ns(false);
       if (use_gate_) s.wall_ns += event_span_ns(compute);
     }
@@ -308,7 +313,10 @@ class transfer_engine final : public measure::engine {
       if (!why.empty()) throw unsupported_error(why);
     }
     result::case_result r;
+    // Before the buffers and streams exist, for the whole case (see numa_scope for why).
+    device::numa_scope numa(ctx.numa);
     transfer_run run(p, ctx.dev);
+    numa.observe(run.host_data());
     r.warnings = run.unlocked_warnings();
 
     // A sample whose gate timed out measured the enqueueing too: it is void and taken again.
@@ -386,6 +394,7 @@ class transfer_engine final : public measure::engine {
     r.extra["backend"] = std::string(ctx.dev.name());
     r.extra["bytes_per_copy"] = p.bytes;
     r.extra["copies_per_sample"] = p.copies;
+    r.extra["numa"] = numa.json();
     const std::string batch = p.copies == 1 ? std::string("one copy")
                                             : fmt::format("a batch of {} copies", p.copies);
     const int chunks = (p.copies + run.chunk_copies() - 1) / run.chunk_copies();
