@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
@@ -10,8 +11,10 @@
 #include "collective/collective.hpp"
 #include "core/units.hpp"
 #include "device/backend.hpp"
+#include "device/telemetry/telemetry.hpp"
 #include "dist/communicator.hpp"
 #include "run/runner.hpp"
+#include "run/telemetry_json.hpp"
 
 namespace pinbench::app {
 
@@ -30,6 +33,41 @@ std::string text_of(const nlohmann::json& j) {
 std::string bytes_or(const nlohmann::json& j, const char* when_null) {
   if (j.is_number_unsigned() || j.is_number_integer()) return format_bytes(j.get<std::uint64_t>());
   return when_null;
+}
+
+// "1980/1980" (now/max), "?" for what NVML did not say.
+template <class T>
+std::string pair_of(const std::optional<T>& now, const std::optional<T>& max) {
+  const auto one = [](const std::optional<T>& v) { return v ? fmt::format("{}", *v) : "?"; };
+  return one(now) + "/" + one(max);
+}
+
+void print_telemetry(const device::telemetry::reading& t) {
+  std::printf("telemetry (NVML)\n");
+  if (!t.available) {
+    std::printf("  unavailable: %s\n", t.reason.c_str());
+    return;
+  }
+  std::printf("  library     %s\n", t.library.c_str());
+  if (!t.missing.empty())
+    std::printf("  missing     %s\n", fmt::format("{}", fmt::join(t.missing, ", ")).c_str());
+  for (const auto& d : t.devices) {
+    std::printf("  gpu %d       %s (%s)\n", d.index, d.name.value_or("?").c_str(),
+                d.pci_bus_id.value_or("?").c_str());
+    std::printf("    clocks    sm %s MHz, mem %s MHz (now/max)\n",
+                pair_of(d.sm_clock_mhz, d.sm_clock_max_mhz).c_str(),
+                pair_of(d.mem_clock_mhz, d.mem_clock_max_mhz).c_str());
+    const auto reasons = d.clock_event_reasons
+                             ? device::telemetry::reason_names(*d.clock_event_reasons)
+                             : std::vector<std::string>{"?"};
+    std::printf("    reasons   %s\n",
+                reasons.empty() ? "none" : fmt::format("{}", fmt::join(reasons, ", ")).c_str());
+    std::printf("    power     %s, temperature %s\n",
+                d.power_w ? fmt::format("{:.1f} W", *d.power_w).c_str() : "? W",
+                d.temperature_c ? fmt::format("{} C", *d.temperature_c).c_str() : "? C");
+    std::printf("    pcie      gen %s x%s (now/max)\n", pair_of(d.pcie_gen, d.pcie_gen_max).c_str(),
+                pair_of(d.pcie_width, d.pcie_width_max).c_str());
+  }
 }
 
 int info(const info_args& a) {
@@ -53,6 +91,8 @@ int info(const info_args& a) {
   const std::string mpi = dist::mpi_unavailable_reason();
   out["mpi"] = mpi.empty() ? nlohmann::json{{"usable", true}}
                            : nlohmann::json{{"usable", false}, {"reason", mpi}};
+  const auto telemetry = device::telemetry::read_all();
+  out["telemetry"] = run::telemetry_json(telemetry);
   const auto launch = dist::detect_launch();
   out["launch"] = {{"launcher", launch.launcher}, {"rank", launch.rank}, {"size", launch.size},
                    {"local_rank", launch.local_rank}, {"local_size", launch.local_size}};
@@ -90,6 +130,7 @@ int info(const info_args& a) {
     else
       std::printf("  pcie        unknown\n");
   }
+  print_telemetry(telemetry);
   const auto& h = out["host"];
   std::printf("host\n");
   std::printf("  cpu         %s\n", text_of(h.value("cpu", nlohmann::json())).c_str());

@@ -69,6 +69,8 @@ int run_here(const run_args& a, const dist::launch_info& launch, dist::communica
   x.measuring.command_line = command_line();
   x.measuring.want_snapshots = !a.snapshot.empty();
   x.measuring.only_round = a.round;
+  x.measuring.telemetry_device = a.telemetry_device;
+  x.measuring.discard_on_throttle = a.discard_on_throttle;
   x.measuring.numa = numa;
   auto progress = std::make_unique<progress_line>(!quiet);  // cleared before the table
   const case_log log(!quiet);
@@ -190,6 +192,26 @@ runner add_run(CLI::App& app) {
                   "case timeout plus a minute)")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
+  sub->add_option("--telemetry-device", a->telemetry_device,
+                  "The GPU whose NVML telemetry (clocks, throttle reasons, power, link) each "
+                  "case records: auto = the CUDA device measured (none on the host backend), "
+                  "off, or an NVML device index")
+      ->check(CLI::Validator(
+          [](const std::string& v) -> std::string {
+            const bool index = !v.empty() && v.size() <= 4 &&
+                               std::all_of(v.begin(), v.end(), [](char ch) {
+                                 return ch >= '0' && ch <= '9';
+                               });
+            return v == "auto" || v == "off" || index
+                       ? std::string()
+                       : "expected auto, off or an NVML device index, got \"" + v + "\"";
+          },
+          "auto|off|N"))
+      ->capture_default_str();
+  sub->add_flag("--discard-on-throttle", a->discard_on_throttle,
+                "Throw away a sample taken while the watched GPU's clocks were throttled "
+                "(power, thermal, HW slowdown) and take it again, as nvbench does; the count "
+                "is in the case's telemetry");
   sub->add_option("--numa", a->numa,
                   "Transfer and loader cases: put host buffers and copying threads on this NUMA "
                   "node: auto = the GPU's (host backend: node 0), none = where the kernel puts "

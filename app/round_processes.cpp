@@ -39,6 +39,11 @@ std::vector<std::string> round_run_args(const run_args& a, std::string_view back
     out.emplace_back("--host-capacity");
     out.push_back(a.host_capacity);
   }
+  if (a.telemetry_device != "auto") {
+    out.emplace_back("--telemetry-device");
+    out.push_back(a.telemetry_device);
+  }
+  if (a.discard_on_throttle) out.emplace_back("--discard-on-throttle");
   for (const auto& x : {std::string("--backend"), std::string(backend), std::string("--seed"),
                         std::to_string(a.seed), std::string("--max-cases"),
                         std::to_string(a.max_cases), std::string("--numa"), a.numa})

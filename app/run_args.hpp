@@ -26,6 +26,8 @@ struct run_args {
   std::uint32_t repeat = 1;
   std::string rounds_in = "processes";
   std::optional<std::uint32_t> round;  ///< hidden: this process is that round of `repeat`
+  std::string telemetry_device = "auto";  ///< NVML device watched: auto, off or an index
+  bool discard_on_throttle = false;
   std::string numa = "auto";  ///< auto, none or a node number (device::parse_numa_request)
   double rank_timeout_s = 0;  ///< under a launch: 0 = twice the longest case timeout + 1 min
 };

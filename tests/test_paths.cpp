@@ -12,4 +12,14 @@ const std::string& pinbench_exe() {
   return exe;
 }
 
+const std::string& fake_nvml_library() {
+  static const std::string path = PINBENCH_FAKE_NVML;
+  return path;
+}
+
+const std::string& fake_nvml_no_power_library() {
+  static const std::string path = PINBENCH_FAKE_NVML_NO_POWER;
+  return path;
+}
+
 }  // namespace pinbench::testing

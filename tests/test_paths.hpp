@@ -11,5 +11,8 @@ namespace pinbench::testing {
 // reports false -Warray-bounds at some optimisation levels and path lengths.
 const std::string& source_dir();
 const std::string& pinbench_exe();
+/// tests/fake_nvml's library, and its variant without nvmlDeviceGetPowerUsage.
+const std::string& fake_nvml_library();
+const std::string& fake_nvml_no_power_library();
 
 }  // namespace pinbench::testing

@@ -1,9 +1,14 @@
 // The measurement protocol: warm-up, sampling under the stop rule, Ctrl-C, verification.
 #include "measure/protocol.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "measure/sample_guard.hpp"
 #include "measure/sampler.hpp"
+
+#include <fmt/format.h>
 
 namespace pinbench::measure {
 
@@ -18,6 +23,16 @@ metric_handle declare(result::case_result& r, std::string name, std::string unit
   return metric_handle(r, static_cast<std::size_t>(&m - r.metrics.data()));
 }
 
+namespace {
+
+// Forgets what a sample recorded: every metric back to its count before the sample.
+void drop_sample(result::case_result& r, const std::vector<std::size_t>& counts_before) {
+  for (std::size_t i = 0; i < r.metrics.size(); ++i)
+    r.metrics[i].samples.resize(i < counts_before.size() ? counts_before[i] : 0);
+}
+
+}  // namespace
+
 void measure_case(result::case_result& r, const sampling& rule, const sample_loop& loop) {
   for (int i = 0; i < rule.warmup; ++i) {
     throw_if_interrupted();
@@ -29,16 +44,45 @@ void measure_case(result::case_result& r, const sampling& rule, const sample_loo
   stop_rule.start();
   bool cut = false;
   bool agreed_early = false;  // stopped on another process's word before this rule was done
+  // A spoiled sample is taken again at most this often in a case: a device that stays
+  // throttled then has its samples kept, with a warning, rather than the case never ending.
+  sample_guard* guard = current_sample_guard();
+  const int max_discards = std::max(rule.min_samples, 1);
+  int discards = 0;
+  bool warned_kept = false;
+  std::vector<std::size_t> counts_before;
   for (;;) {
+    if (guard != nullptr) {
+      counts_before.clear();
+      for (const auto& m : r.metrics) counts_before.push_back(m.samples.size());
+      guard->sample_starting();
+    }
     std::optional<double> headline;
     try {
       headline = loop.sample();
     } catch (const interrupted_error&) {
       headline.reset();
     }
-    if (headline) stop_rule.add(*headline);
+    bool discarded = false;
+    if (headline && guard != nullptr) {
+      if (const std::string why = guard->spoiled(); !why.empty()) {
+        if (discards < max_discards) {
+          drop_sample(r, counts_before);
+          guard->discarded();
+          discarded = true;
+          ++discards;
+        } else if (!warned_kept) {
+          r.warnings.push_back(fmt::format(
+              "the device stayed throttled ({}): {} samples were discarded and taken again, "
+              "the later ones are kept",
+              why, discards));
+          warned_kept = true;
+        }
+      }
+    }
+    if (headline && !discarded) stop_rule.add(*headline);
     cut = !headline;
-    const bool own = cut || stop_rule.done();
+    const bool own = cut || (!discarded && stop_rule.done());
     if (!loop.agree_to_stop) {
       if (own) break;
       continue;

@@ -14,6 +14,7 @@
 #include "core/sysinfo.hpp"
 #include "core/version.hpp"
 #include "kinds/registry.hpp"
+#include "run/case_telemetry.hpp"
 
 namespace pinbench::run {
 
@@ -29,9 +30,10 @@ std::unique_ptr<engine> make_engine(std::string_view kind) {
 }
 
 case_result run_one(engine* eng, const scenario::scenario& s, const scenario::case_spec& c,
-                    measure::run_context& ctx) {
+                    measure::run_context& ctx, case_telemetry& telemetry) {
   const std::int64_t t0 = now_ns();
   case_result r;
+  telemetry.begin();
   try {
     if (eng == nullptr) throw error("no engine for kind \"" + s.kind + "\" in this build");
     r = eng->run_case(c, ctx);
@@ -55,6 +57,7 @@ case_result run_one(engine* eng, const scenario::scenario& s, const scenario::ca
     r.status = result::case_status::error;
     r.message = e.what();
   }
+  telemetry.end(r);
   r.id = c.id;
   r.params = scenario::display_params(s.kind, c.params);
   r.elapsed_s = static_cast<double>(now_ns() - t0) / 1e9;
@@ -98,6 +101,7 @@ result::run_result run_scenarios(const plan& p, device::backend& dev, const run_
   measure::run_context ctx{dev, p.settings.seed, options.want_snapshots};
   ctx.world = &world;
   ctx.platform = options.platform;
+  case_telemetry telemetry(dev, options.telemetry_device, options.discard_on_throttle);
   ctx.numa = device::resolve_numa(options.numa, dev.describe());
   const std::uint32_t repeat = std::max<std::uint32_t>(p.settings.repeat, 1);
   result.repeat = options.only_round ? 1 : repeat;
@@ -135,7 +139,7 @@ result::run_result run_scenarios(const plan& p, device::backend& dev, const run_
         const auto& c = scenarios[i].cases[j];
         if (options.on_case) options.on_case(index, total_runs, s.name, c.id);
         ++index;
-        rounds[i][j].push_back(run_one(engines[i].get(), s, c, ctx));
+        rounds[i][j].push_back(run_one(engines[i].get(), s, c, ctx, telemetry));
         if (options.on_case_done)
           options.on_case_done(index - 1, total_runs, s.name, rounds[i][j].back());
         if (rounds[i][j].back().status == result::case_status::interrupted)

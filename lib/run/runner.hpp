@@ -38,6 +38,11 @@ struct run_options {
   /// The devices a kind that drives several may open (measure::run_context::platform); null:
   /// only the backend the run measures on.
   const device::platform* platform = nullptr;
+  /// `run --telemetry-device`: the NVML device each case's telemetry watches: "auto" (the CUDA
+  /// device itself; none on the host backend), "off", or an NVML index (run/case_telemetry.hpp).
+  std::string telemetry_device = "auto";
+  /// `run --discard-on-throttle`: samples taken while the watched device throttled are retaken.
+  bool discard_on_throttle = false;
   /// `--numa`: resolved against the device once, before the first case
   /// (measure::run_context::numa).
   device::numa_request numa;

@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "measure/protocol.hpp"
+#include "measure/sample_guard.hpp"
 
 namespace pinbench::measure {
 namespace {
@@ -313,6 +314,64 @@ TEST_CASE("agree_to_stop hears every decision and is obeyed both ways", "[measur
     CHECK(r.stopped == result::stop_reason::interrupted);
     CHECK(r.status == result::case_status::interrupted);
   }
+}
+
+}  // namespace pinbench::measure
+
+namespace pinbench::measure {
+namespace {
+
+// Spoils the samples whose number (from 1) is listed.
+struct listed_spoiler final : sample_guard {
+  std::vector<int> spoiled_samples;
+  int started = 0, discards = 0;
+  void sample_starting() override { ++started; }
+  std::string spoiled() override {
+    for (int n : spoiled_samples)
+      if (n == started) return "hw_thermal_slowdown";
+    return {};
+  }
+  void discarded() override { ++discards; }
+};
+
+}  // namespace
+
+TEST_CASE("a spoiled sample is thrown away and taken again", "[measure][protocol][telemetry]") {
+  listed_spoiler guard;
+  guard.spoiled_samples = {2, 3};
+  const scoped_sample_guard installed(guard);
+  result::case_result r;
+  const auto m = declare(r, "value", "count", result::direction::higher);
+  int taken = 0;
+  measure_case(r, fixed(0, 4), {.warm_up = [] {}, .sample = [&]() -> std::optional<double> {
+                                  m.add(++taken);
+                                  return 1.0;
+                                }});
+  CHECK(guard.discards == 2);
+  CHECK(r.find("value")->samples == std::vector<double>{1, 4, 5, 6});
+  CHECK(r.warnings.empty());
+}
+
+TEST_CASE("a device spoiling every sample has them kept, with a warning, after min_samples retakes",
+          "[measure][protocol][telemetry]") {
+  listed_spoiler guard;
+  for (int n = 1; n <= 100; ++n) guard.spoiled_samples.push_back(n);
+  const scoped_sample_guard installed(guard);
+  result::case_result r;
+  const auto m = declare(r, "value", "count", result::direction::higher);
+  int taken = 0;
+  measure_case(r, fixed(0, 3), {.warm_up = [] {}, .sample = [&]() -> std::optional<double> {
+                                  m.add(++taken);
+                                  return 1.0;
+                                }});
+  CHECK(guard.discards == 3);
+  CHECK(r.find("value")->samples == std::vector<double>{4, 5, 6});
+  REQUIRE(r.warnings.size() == 1);
+  CHECK_THAT(r.warnings[0], Catch::Contains("stayed throttled (hw_thermal_slowdown)"));
+}
+
+TEST_CASE("without a guard installed no sample is discarded", "[measure][protocol][telemetry]") {
+  CHECK(current_sample_guard() == nullptr);
 }
 
 }  // namespace pinbench::measure

@@ -1,0 +1,109 @@
+#include "run/case_telemetry.hpp"
+
+#include <charconv>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/error.hpp"
+#include "run/telemetry_json.hpp"
+
+namespace pinbench::run {
+
+namespace telemetry = device::telemetry;
+
+namespace {
+
+// Often enough to catch a throttle spell of a short case, rarely enough to cost nothing.
+constexpr int poll_period_ms = 50;
+
+std::string throttle_words(std::uint64_t mask) {
+  return fmt::format("{}",
+                     fmt::join(telemetry::reason_names(mask & telemetry::throttle_reasons), ", "));
+}
+
+}  // namespace
+
+class case_telemetry::guard final : public measure::sample_guard {
+ public:
+  explicit guard(telemetry::watch& w) : watch_(w) {}
+  void sample_starting() override { watch_.mark(); }
+  std::string spoiled() override {
+    const std::uint64_t throttled = watch_.since_mark() & telemetry::throttle_reasons;
+    return throttled != 0 ? throttle_words(throttled) : std::string();
+  }
+  void discarded() override { ++count; }
+  int count = 0;
+
+ private:
+  telemetry::watch& watch_;
+};
+
+case_telemetry::case_telemetry(device::backend& dev, const std::string& which,
+                               bool discard_on_throttle)
+    : discard_(discard_on_throttle) {
+  if (which == "off") {
+    reason_ = "turned off (--telemetry-device off)";
+  } else if (which == "auto") {
+    if (dev.emulated()) {
+      reason_ = "host backend: no GPU is watched (--telemetry-device N watches NVML device N)";
+    } else if (const auto bus_id = dev.describe().pci_bus_id) {
+      watch_ = telemetry::watch::by_pci_bus_id(*bus_id, reason_);
+    } else {
+      reason_ = "the device's PCI bus id is unknown";
+    }
+  } else {
+    int index = -1;
+    const auto [end, ec] = std::from_chars(which.data(), which.data() + which.size(), index);
+    if (ec != std::errc() || end != which.data() + which.size() || index < 0)
+      throw input_error(fmt::format(
+          "--telemetry-device: expected auto, off or an NVML device index, got \"{}\"", which));
+    watch_ = telemetry::watch::by_index(index, reason_);
+  }
+  if (watch_ && discard_) guard_ = std::make_unique<guard>(*watch_);
+}
+
+case_telemetry::~case_telemetry() {
+  installed_.reset();
+  if (watch_) watch_->stop();
+}
+
+void case_telemetry::begin() {
+  if (!watch_) return;
+  before_ = watch_->read();
+  watch_->start(poll_period_ms);
+  if (guard_) {
+    guard_->count = 0;
+    installed_.emplace(*guard_);
+  }
+}
+
+void case_telemetry::end(result::case_result& r) {
+  if (!watch_) {
+    r.extra["telemetry"] = {{"available", false}, {"reason", reason_}};
+    return;
+  }
+  installed_.reset();
+  watch_->stop();
+  const auto after = watch_->read();
+  std::uint64_t seen = watch_->seen() | after.clock_event_reasons.value_or(0);
+  if (before_) seen |= before_->clock_event_reasons.value_or(0);
+  const bool throttled = (seen & telemetry::throttle_reasons) != 0;
+  const int discarded = guard_ ? guard_->count : 0;
+  r.extra["telemetry"] = {{"device", watch_->index()},
+                          {"before", before_ ? telemetry_json(*before_) : nlohmann::json()},
+                          {"after", telemetry_json(after)},
+                          {"reasons_seen", telemetry::reason_names(seen)},
+                          {"throttled", throttled},
+                          {"discarded_samples", discarded}};
+  if (!watch_->missing().empty()) r.extra["telemetry"]["missing"] = watch_->missing();
+  if (throttled)
+    r.warnings.push_back(fmt::format(
+        "GPU {}'s clocks were throttled during the case ({}){}", watch_->index(),
+        throttle_words(seen),
+        discarded > 0 ? fmt::format(": {} samples taken under it were discarded", discarded)
+                      : std::string(": its figures may read low")));
+  before_.reset();
+}
+
+}  // namespace pinbench::run

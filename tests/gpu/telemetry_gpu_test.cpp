@@ -1,0 +1,30 @@
+// NVML telemetry of the device the CUDA backend measures: found by its PCI bus id, with clocks
+// and a PCIe link. Where the machine has no NVML the test says so (WARN) and checks the reason.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "device/backend.hpp"
+#include "device/telemetry/telemetry.hpp"
+#include "result/result.hpp"
+#include "run/case_telemetry.hpp"
+
+using namespace pinbench;
+
+TEST_CASE("the CUDA device's own NVML device is watched around a case", "[gpu][telemetry]") {
+  auto dev = device::make_backend("cuda");
+  REQUIRE(dev->describe().pci_bus_id.has_value());
+  run::case_telemetry telemetry(*dev, "auto", false);
+  result::case_result r;
+  telemetry.begin();
+  telemetry.end(r);
+  const auto& t = r.extra["telemetry"];
+  if (t.contains("available")) {
+    WARN("no NVML telemetry: " << t["reason"].get<std::string>());
+    CHECK_FALSE(t["reason"].get<std::string>().empty());
+    return;
+  }
+  CHECK(t["before"]["sm_clock_max_mhz"].get<unsigned>() > 0);
+  CHECK(t["after"]["pcie_width_max"].get<unsigned>() > 0);
+  CHECK(t["discarded_samples"] == 0);
+}
