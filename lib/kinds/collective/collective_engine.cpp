@@ -341,6 +341,9 @@ class collective_engine final : public measure::engine {
                         {"bytes", run.shape().bytes(p.type)},
                         {"dtype", cl::to_string(p.type)}};
     r.extra["iterations"] = iterations;
+    // busbw over a link ceiling needs the link NCCL used (PCIe, NVLink, network), not known here.
+    r.extra["link_ceiling"] = {{"gbps", nullptr},
+                               {"reason", "NCCL's transport is not known to pinbench"}};
     r.extra["timing"] = fmt::format("host clock around {} back-to-back collective{}", iterations,
                                     iterations == 1 ? "" : "s");
     return r;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -229,7 +230,9 @@ class transfer_run {
     const int lanes = p_.direction == copy_direction::bidirectional ? 2 : 1;
     // Per lane: the buffer, a pageable buffer for verification, two pinned slots on the fly.
     const std::uint64_t per_lane = p_.bytes * (p_.pin_on_the_fly() ? 4u : 2u);
-    const std::uint64_t need = per_lane * static_cast<std::uint64_t>(lanes);
+    // The host backend's ceiling is a memcpy between two more buffers (case_ceiling).
+    const std::uint64_t ceiling = dev_.host_link().measure_host_memcpy ? 2 * p_.bytes : 0;
+    const std::uint64_t need = per_lane * static_cast<std::uint64_t>(lanes) + ceiling;
     const std::uint64_t available = read_host_info().available_bytes;
     if (available != 0 && (p_.bytes > available || need > available))
       throw out_of_memory(fmt::format("needs {} of host memory for {} copies, {} available",
@@ -293,6 +296,49 @@ class transfer_run {
   bool use_gate_ = false;
 };
 
+// The host backend's ceiling: a host memcpy of `bytes` between two buffers of that size, the
+// best of a few timed batches after a warm-up batch. The best, not the median: a ceiling is what
+// the machine can do, and other load only ever slows a memcpy down, so a median taken in a busy
+// moment would be a ceiling the case's own copies could beat.
+device::link_ceiling measure_memcpy_ceiling(device::backend& dev, std::size_t bytes) {
+  auto from = dev.alloc_host(bytes, host_kind::pageable);
+  auto to = dev.alloc_host(bytes, host_kind::pageable);
+  // Small copies are timed in batches of about 16 MiB, so that the clock resolves a batch.
+  const std::size_t per_batch = std::clamp<std::size_t>((16u << 20) / bytes, 1, 4096);
+  constexpr int timed_batches = 5;
+  double best_ns = 0;
+  for (int batch = 0; batch <= timed_batches; ++batch) {  // batch 0 warms up
+    const std::int64_t t0 = now_ns();
+    for (std::size_t i = 0; i < per_batch; ++i) std::memcpy(to->data(), from->data(), bytes);
+    const double ns = static_cast<double>(now_ns() - t0) / static_cast<double>(per_batch);
+    if (batch > 0 && ns > 0 && (best_ns == 0 || ns < best_ns)) best_ns = ns;
+  }
+  if (!(best_ns > 0)) return {.reason = "a host memcpy of " + format_bytes(bytes) +
+                                        " was too short for the clock to resolve"};
+  const double gbps = static_cast<double>(bytes) / best_ns;  // bytes per ns == GB/s
+  return {.gbps = gbps,
+          .source = fmt::format("host memcpy of {} measured in this run: {:.1f} GB/s (best of {})",
+                                format_bytes(bytes), gbps, timed_batches)};
+}
+
+// The ceiling a case's bandwidth is compared with: the device's host link, or on the host
+// backend a memcpy of the case's size. Both directions at once may use the link's both.
+device::link_ceiling case_ceiling(device::backend& dev, const transfer_params& p,
+                                  std::size_t lanes) {
+  device::link_ceiling c = dev.host_link();
+  if (c.measure_host_memcpy) c = measure_memcpy_ceiling(dev, p.bytes);
+  if (c.gbps && lanes > 1) {
+    c.source = fmt::format("{} x {:.1f} GB/s, one per direction: {}", lanes, *c.gbps, c.source);
+    *c.gbps *= static_cast<double>(lanes);
+  }
+  return c;
+}
+
+nlohmann::json ceiling_json(const device::link_ceiling& c) {
+  if (c.gbps) return {{"gbps", *c.gbps}, {"source", c.source}};
+  return {{"gbps", nullptr}, {"reason", c.reason}};
+}
+
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
@@ -341,6 +387,10 @@ class transfer_engine final : public measure::engine {
     if (with_compute) overlap = measure::declare(r, "overlap", "fraction", higher);
     if (p.pin_on_the_fly()) pin_time = measure::declare(r, "pin_time", "ns", lower);
 
+    // link_fraction: each bandwidth sample over the ceiling, taken after the warm-up (an idle
+    // GPU's link has trained up again by then; the host backend's memcpy is warm).
+    device::link_ceiling ceiling;
+    std::optional<measure::metric_handle> link_fraction;
     // Overlap needs each part alone as the baseline: median of a few runs, after warm-up.
     double copy_alone_ns = 0, compute_alone_ns = 0;
     measure::measure_case(
@@ -348,6 +398,9 @@ class transfer_engine final : public measure::engine {
         {.warm_up = [&] { (void)take(with_compute); },
          .before_sampling =
              [&] {
+               ceiling = case_ceiling(ctx.dev, p, run.lanes());
+               if (ceiling.gbps)
+                 link_fraction = measure::declare(r, "link_fraction", "fraction", higher);
                if (!with_compute) return;
                std::vector<double> copies, computes;
                for (int i = 0; i < 3; ++i) {
@@ -369,6 +422,7 @@ class transfer_engine final : public measure::engine {
                  p.copies, format_bytes(p.bytes), s.transfer_ns));
            const double gbps = total_bytes / s.transfer_ns;  // bytes per ns == GB/s
            bandwidth.add(gbps);
+           if (link_fraction) link_fraction->add(gbps / *ceiling.gbps);
            copy_time.add(s.transfer_ns / static_cast<double>(p.copies));
            host_call.add(s.host_call_ns);
            if (pin_time) pin_time->add(s.pin_ns);
@@ -384,6 +438,7 @@ class transfer_engine final : public measure::engine {
                             : nullptr});
 
     r.extra["backend"] = std::string(ctx.dev.name());
+    r.extra["link_ceiling"] = ceiling_json(ceiling);
     r.extra["bytes_per_copy"] = p.bytes;
     r.extra["copies_per_sample"] = p.copies;
     const std::string batch = p.copies == 1 ? std::string("one copy")
