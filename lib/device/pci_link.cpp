@@ -1,31 +1,18 @@
 #include "device/pci_link.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
+
 namespace pinbench::device {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-  while (!s.empty() && space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-bool is_hex(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isxdigit(static_cast<unsigned char>(c)) != 0;
-  });
-}
 
 std::optional<std::string> read_line(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -65,24 +52,6 @@ std::optional<int> lower_of(std::optional<int> a, std::optional<int> b) {
 }
 
 }  // namespace
-
-std::string sysfs_pci_address(std::string_view bus_id) {
-  // "DDDDDDDD:BB:DD.F": domain, bus, device, function.
-  const std::string_view id = trim(bus_id);
-  const auto colon = id.find(':');
-  if (colon == std::string_view::npos) return {};
-  const std::string_view domain = id.substr(0, colon);
-  const std::string_view rest = id.substr(colon + 1);
-  if (!is_hex(domain) || domain.size() > 8 || rest.size() != 7 || rest[2] != ':' ||
-      rest[5] != '.' || !is_hex(rest.substr(0, 2)) || !is_hex(rest.substr(3, 2)) ||
-      !is_hex(rest.substr(6, 1)))
-    return {};
-  unsigned long domain_value = 0;
-  std::from_chars(domain.data(), domain.data() + domain.size(), domain_value, 16);
-  std::string out = fmt::format("{:04x}:", domain_value);
-  for (char c : rest) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::optional<int> pcie_gen_from_speed(std::string_view sysfs_speed) {
   const std::string_view text = trim(sysfs_speed);

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "device/pci_address.hpp"  // sysfs_pci_address: a bus id in sysfs's spelling
+
 namespace pinbench::device {
 
 /// The PCIe link as sysfs reports it; a value is absent where it cannot be read (no sysfs in a
@@ -29,11 +31,6 @@ struct link_ceiling {
   bool measure_host_memcpy = false;
 };
 
-/// A PCI bus id as CUDA ("0000:17:00.0") or NVML ("00000000:17:00.0") print it -> sysfs's name
-/// for the device ("0000:17:00.0": domain with at least four hex digits, lower case). Empty
-/// when the text is not a bus id.
-[[nodiscard]] std::string sysfs_pci_address(std::string_view bus_id);
-
 /// A sysfs link speed ("32.0 GT/s PCIe", "8 GT/s") -> PCIe generation (2.5 GT/s -> 1 ... 64 -> 6,
 /// 128 -> 7); none for text that is not a known rate ("Unknown", "12 GT/s").
 [[nodiscard]] std::optional<int> pcie_gen_from_speed(std::string_view sysfs_speed);
@@ -46,7 +43,7 @@ struct link_ceiling {
 /// "FLIT 242/256".
 [[nodiscard]] std::string_view pcie_encoding_name(int gen);
 
-/// The link of the device `bus_id` (any spelling sysfs_pci_address takes), read from
+/// The link of the device `bus_id` (CUDA's "0000:17:00.0" or NVML's "00000000:17:00.0"), read from
 /// <sysfs_root>/bus/pci/devices/<address>/{current,max}_link_{speed,width}, and the port
 /// above it; each value absent when unreadable.
 [[nodiscard]] pcie_link read_pcie_link(std::string_view bus_id,
