@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "device/pci_link.hpp"
 
 namespace pinbench::device {
 
@@ -94,12 +95,6 @@ struct async_pool_usage {
   std::uint64_t used_bytes = 0, used_peak_bytes = 0;
 };
 
-/// The PCIe link as sysfs reports it; a value is absent where it cannot be read (no sysfs in a
-/// container, a sandbox). GPUs drop to a lower generation when idle: hence the maximum beside it.
-struct pcie_link {
-  std::optional<int> gen, width, max_gen, max_width;
-};
-
 /// What a backend says of its device, for the result's environment and `pinbench info`.
 struct description {
   std::string name;
@@ -138,6 +133,10 @@ class backend {
 
   /// What the result's `environment.device` block says of the device (run/environment.cpp).
   [[nodiscard]] virtual description describe() const = 0;
+
+  /// The ceiling of the device's host link for a copy, per direction (device/pci_link.hpp):
+  /// CUDA: the PCIe link in sysfs, or none with the reason; host: measure_host_memcpy.
+  [[nodiscard]] virtual link_ceiling host_link() const = 0;
 
   /// Warnings collected so far (e.g. "mlock failed, pinned memory is not locked"), each once.
   [[nodiscard]] virtual std::vector<std::string> warnings() const = 0;

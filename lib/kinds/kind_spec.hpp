@@ -22,6 +22,8 @@ namespace pinbench::kinds {
 struct headline {
   std::string metric;
   bool always = false;  ///< shown even when no case has the metric (every cell then reads "-")
+  /// The column's title where the metric's name and unit would not say it ("% of link").
+  std::string label = {};
 };
 
 /// A scenario kind: what it accepts, what measures it, and how its results read.

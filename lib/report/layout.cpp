@@ -38,6 +38,9 @@ std::string header_unit(std::string_view unit) {
 }
 
 std::string metric_header(const result::scenario_result& s, const std::string& name) {
+  if (const auto* kind = kinds::find(s.kind))
+    for (const auto& h : kind->headlines)
+      if (h.metric == name && !h.label.empty()) return h.label;
   for (const auto& c : s.cases)
     if (const auto* m = c.find(name)) {
       const auto unit = header_unit(m->unit);

@@ -83,7 +83,7 @@ TEST_CASE("cuda check names file, line and call, and maps out-of-memory", "[devi
   CHECK_FALSE(PINBENCH_CUDA_CHECK_NOTHROW(cudaErrorInvalidValue));
 }
 
-TEST_CASE("cuda facts: versions, uuid, bus id and link speed", "[device][cuda]") {
+TEST_CASE("cuda facts: versions and uuid", "[device][cuda]") {
   CHECK(cuda::format_cuda_version(13000) == "13.0");
   CHECK(cuda::format_cuda_version(12040) == "12.4");
   CHECK(cuda::format_cuda_version(11080) == "11.8");
@@ -93,47 +93,6 @@ TEST_CASE("cuda facts: versions, uuid, bus id and link speed", "[device][cuda]")
   for (std::size_t i = 0; i < uuid.size(); ++i) uuid[i] = static_cast<unsigned char>(0xa0 + i);
   uuid[0] = 0x0f;
   CHECK(cuda::format_gpu_uuid(uuid) == "GPU-0fa1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf");
-
-  CHECK(cuda::sysfs_pci_address("00000000:19:00.0") == "0000:19:00.0");
-  CHECK(cuda::sysfs_pci_address("00000000:AB:1F.7") == "0000:ab:1f.7");
-  CHECK(cuda::sysfs_pci_address("0001:C1:00.0") == "0001:c1:00.0");
-  CHECK(cuda::sysfs_pci_address("00010000:01:00.0") == "10000:01:00.0");
-  CHECK(cuda::sysfs_pci_address("garbage").empty());
-  CHECK(cuda::sysfs_pci_address("0000:19:00").empty());
-
-  CHECK(cuda::pcie_gen_from_speed("2.5 GT/s PCIe") == 1);
-  CHECK(cuda::pcie_gen_from_speed("5.0 GT/s PCIe") == 2);
-  CHECK(cuda::pcie_gen_from_speed("8 GT/s") == 3);
-  CHECK(cuda::pcie_gen_from_speed("16.0 GT/s PCIe\n") == 4);
-  CHECK(cuda::pcie_gen_from_speed("32.0 GT/s PCIe") == 5);
-  CHECK(cuda::pcie_gen_from_speed("64.0 GT/s PCIe") == 6);
-  CHECK_FALSE(cuda::pcie_gen_from_speed("Unknown"));
-  CHECK_FALSE(cuda::pcie_gen_from_speed("12 GT/s"));
-  CHECK_FALSE(cuda::pcie_gen_from_speed(""));
-}
-
-TEST_CASE("cuda facts: the PCIe link is read from sysfs, null where unreadable", "[device][cuda]") {
-  namespace fs = std::filesystem;
-  const fs::path root =
-      fs::temp_directory_path() / ("pinbench-sysfs-" + std::to_string(::getpid()));
-  const fs::path dev = root / "0000:19:00.0";
-  fs::create_directories(dev);
-  const auto put = [&](const char* name, const char* text) { std::ofstream(dev / name) << text; };
-  put("current_link_speed", "2.5 GT/s PCIe\n");
-  put("current_link_width", "16\n");
-  put("max_link_speed", "32.0 GT/s PCIe\n");
-  // max_link_width missing on purpose.
-
-  const auto link = cuda::read_pcie_link(root.string(), "00000000:19:00.0");
-  CHECK(link.gen == 1);
-  CHECK(link.width == 16);
-  CHECK(link.max_gen == 5);
-  CHECK_FALSE(link.max_width.has_value());
-
-  const auto absent = cuda::read_pcie_link(root.string(), "00000000:1A:00.0");
-  for (const auto& v : {absent.gen, absent.width, absent.max_gen, absent.max_width})
-    CHECK_FALSE(v.has_value());
-  fs::remove_all(root);
 }
 
 #endif  // PINBENCH_HAVE_CUDA

@@ -270,6 +270,19 @@ TEST_CASE("cuda: an absurd allocation is out_of_memory and the backend still wor
   b->device_free(nullptr);
 }
 
+TEST_CASE("cuda: the host link's ceiling is a PCIe figure or a reason, never both", "[gpu]") {
+  auto b = cuda();
+  const auto c = b->host_link();
+  CHECK_FALSE(c.measure_host_memcpy);
+  INFO("source: " << c.source << " reason: " << c.reason);
+  if (c.gbps) {
+    CHECK(*c.gbps > 0);
+    CHECK_THAT(c.source, Catch::StartsWith("PCIe gen"));
+  } else {
+    CHECK_FALSE(c.reason.empty());
+  }
+}
+
 TEST_CASE("cuda: describe and device memory", "[gpu]") {
   auto b = cuda();
   CHECK(b->name() == "cuda");

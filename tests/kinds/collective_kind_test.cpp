@@ -109,6 +109,14 @@ TEST_CASE("the collective kind measures and verifies every op over emulated devi
     }
 }
 
+TEST_CASE("a collective names no link ceiling: NCCL's transport is not known",
+          "[collective][kinds]") {
+  const auto r = run_local(make_case({{"op", "all_reduce"}, {"bytes", 4096}}), 2);
+  CHECK(r.extra.at("link_ceiling") ==
+        nlohmann::json{{"gbps", nullptr}, {"reason", "NCCL's transport is not known to pinbench"}});
+  CHECK(r.find("link_fraction") == nullptr);
+}
+
 TEST_CASE("the collective kind's op and dtype tables name values as collective::to_string does",
           "[collective][kinds][choice]") {
   std::size_t ops = 0, dtypes = 0;

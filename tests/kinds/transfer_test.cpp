@@ -104,6 +104,40 @@ TEST_CASE("with overlap_compute every case reports how much of the copy compute 
   CHECK_THAT(r.scenarios.at(0).verdict, Catch::StartsWith("compute hides "));
 }
 
+TEST_CASE("every case reports link_fraction over a host memcpy of its size, sample by sample",
+          "[bench][transfer]") {
+  const auto r = run_transfer_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",
+      "kind": "transfer", "params": {"bytes": "1MiB", "mode": "non_blocking"},
+      "matrix": {"memory": ["pinned", "pageable"], "direction": ["h2d", "bidirectional"]}, )") +
+                                   k_transfer_sampling + "}");
+  REQUIRE(r.scenarios.at(0).cases.size() == 4);
+  for (const auto& c : r.scenarios.at(0).cases) {
+    INFO(c.id);
+    REQUIRE(c.status == result::case_status::ok);
+    const auto& ceiling = c.extra.at("link_ceiling");
+    const double gbps = ceiling.at("gbps").get<double>();
+    CHECK(gbps > 0);
+    const auto source = ceiling.at("source").get<std::string>();
+    if (c.id.find("bidirectional") != std::string::npos)
+      CHECK_THAT(source, Catch::StartsWith("2 x ") &&
+                             Catch::Contains(": host memcpy of 1 MiB measured in this run: "));
+    else
+      CHECK_THAT(source, Catch::StartsWith("host memcpy of 1 MiB measured in this run: "));
+    const auto* fraction = c.find("link_fraction");
+    const auto* bandwidth = c.find("bandwidth");
+    REQUIRE(fraction != nullptr);
+    REQUIRE(bandwidth != nullptr);
+    CHECK(fraction->unit == "fraction");
+    CHECK(fraction->better == result::direction::higher);
+    // One per bandwidth sample, and that sample over the ceiling: traceable to the samples.
+    REQUIRE(fraction->samples.size() == bandwidth->samples.size());
+    for (std::size_t i = 0; i < fraction->samples.size(); ++i) {
+      CHECK(fraction->samples[i] == Approx(bandwidth->samples[i] / gbps));
+      CHECK(fraction->samples[i] > 0);
+    }
+  }
+}
+
 TEST_CASE("pinning on the fly reports the time spent pinning, a pinned source none",
           "[bench][transfer]") {
   const auto r = run_transfer_text(std::string(R"({"schema": "pinbench.scenario/1", "name": "t",

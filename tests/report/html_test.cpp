@@ -30,6 +30,12 @@ result::case_result transfer_case(const std::string& memory, const std::string& 
   c.metrics = {make_metric("bandwidth", "GB/s", "higher", {gbps * 0.98, gbps, gbps * 1.01}),
                make_metric("copy_time", "ns", "lower", {1000, 1100, 1050}),
                make_metric("host_call_time", "ns", "lower", {900, 950, 1000})};
+  // Over a ceiling of 16 GB/s (the case's link_ceiling), sample by sample.
+  constexpr double ceiling_gbps = 16;
+  c.metrics.push_back(make_metric("link_fraction", "fraction", "higher",
+                                  {gbps * 0.98 / ceiling_gbps, gbps / ceiling_gbps,
+                                   gbps * 1.01 / ceiling_gbps}));
+  c.extra = {{"link_ceiling", {{"gbps", ceiling_gbps}, {"source", "a ceiling for the test"}}}};
   return c;
 }
 
@@ -193,6 +199,13 @@ std::string section(const std::string& html, std::size_t index) {
 
 TEST_CASE("the HTML report matches its golden file", "[report][html]") {
   check_golden("report.html", report::to_html(fixture()));
+}
+
+TEST_CASE("the HTML table shows a transfer's link_fraction as \"% of link\"", "[report][html]") {
+  const auto size = section(report::to_html(fixture()), 0);
+  CHECK(size.find("<th scope=\"col\">% of link</th>") != std::string::npos);
+  // pinned 1 MiB: a median of 11 GB/s over the 16 GB/s ceiling.
+  CHECK(size.find("68.8 ±") != std::string::npos);
 }
 
 TEST_CASE("the HTML report is one self-contained page", "[report][html]") {

@@ -73,10 +73,17 @@ result::run_result sample_run() {
   pinned.metrics = {make_metric("bandwidth", "GB/s", "higher", {24.1, 24.5, 24.3, 24.4}),
                     make_metric("copy_time", "ns", "lower", {43500, 42800, 43100, 43000}),
                     make_metric("host_call_time", "ns", "lower", {2100, 2050, 2200, 2080}),
-                    make_metric("overlap", "fraction", "higher", {0.91, 0.93, 0.92, 0.95})};
+                    make_metric("overlap", "fraction", "higher", {0.91, 0.93, 0.92, 0.95}),
+                    // bandwidth / link_ceiling.gbps, sample by sample
+                    make_metric("link_fraction", "fraction", "higher",
+                                {0.7651, 0.7778, 0.7714, 0.7746})};
   pinned.stopped = result::stop_reason::converged;
   pinned.elapsed_s = 0.25;
-  pinned.extra = {{"verified", true}};
+  const nlohmann::json ceiling = {
+      {"gbps", 31.5},
+      {"source", "host memcpy of 1 MiB measured in this run: 31.5 GB/s (the best of 40 timings, "
+                 "before and after sampling)"}};
+  pinned.extra = {{"verified", true}, {"link_ceiling", ceiling}};
 
   result::case_result pageable;
   pageable.id = "memory=pageable,bytes=1MiB";
@@ -84,7 +91,9 @@ result::run_result sample_run() {
       {"direction", "h2d"}, {"memory", "pageable"}, {"mode", "non_blocking"}, {"bytes", "1MiB"}};
   pageable.metrics = {make_metric("bandwidth", "GB/s", "higher", {11.2, 11.9, 11.5}),
                       make_metric("copy_time", "ns", "lower", {89000, 91000, 90500}),
-                      make_metric("host_call_time", "ns", "lower", {88000, 90000, 89500})};
+                      make_metric("host_call_time", "ns", "lower", {88000, 90000, 89500}),
+                      make_metric("link_fraction", "fraction", "higher", {0.3556, 0.3778, 0.3651})};
+  pageable.extra = {{"link_ceiling", ceiling}};
   pageable.stopped = result::stop_reason::max_samples;
   pageable.elapsed_s = 1.5;
   pageable.warnings = {"noise 3.1% above max_noise 1%"};
@@ -188,7 +197,8 @@ TEST_CASE("result JSON has the pinbench.result/1 shape", "[report]") {
 
   // The metrics object keeps the order the engine recorded, not alphabetical order.
   CHECK(keys_of(t["cases"][0]["metrics"]) ==
-        std::vector<std::string>{"bandwidth", "copy_time", "host_call_time", "overlap"});
+        std::vector<std::string>{"bandwidth", "copy_time", "host_call_time", "overlap",
+                                 "link_fraction"});
   CHECK(keys_of(j["scenarios"][1]["cases"][0]["metrics"]) ==
         std::vector<std::string>{"widgets", "latency", "ratio"});
   CHECK(keys_of(j).front() == "schema");
@@ -208,7 +218,8 @@ TEST_CASE("result JSON reads back to the same document", "[report]") {
     CHECK(back.backend == "host");
     CHECK(back.seed == 42);
     CHECK(back.scenarios[0].cases[1].stopped == result::stop_reason::max_samples);
-    CHECK(back.scenarios[0].cases[0].extra == json{{"verified", true}});
+    CHECK(back.scenarios[0].cases[0].extra == run.scenarios[0].cases[0].extra);
+    CHECK(back.scenarios[0].cases[0].extra.at("link_ceiling").at("gbps") == 31.5);
     CHECK(report::to_table(back) == report::to_table(run));
     CHECK(report::to_csv(back) == report::to_csv(run));
   }
@@ -353,6 +364,13 @@ TEST_CASE("the terminal table matches its golden file", "[report]") {
                    "figures, not GPU figures\n") != std::string::npos);
 }
 
+TEST_CASE("the table shows a transfer's link_fraction as \"% of link\"", "[report]") {
+  const auto table = report::to_table(sample_run());
+  CHECK_THAT(table, Catch::Contains("bandwidth GB/s  % of link"));
+  CHECK_THAT(table, Catch::Contains("77.3 ±0.5"));  // the pinned case's median, in percent
+  CHECK_THAT(table, Catch::Contains("36.5 ±1.1"));
+}
+
 TEST_CASE("the coloured table adds ANSI colours only when asked", "[report]") {
   const auto table = report::to_table(sample_run(), true);
   CHECK(table.find("\x1b[1m") != std::string::npos);
@@ -417,7 +435,7 @@ TEST_CASE("CSV is long format with RFC 4180 quoting", "[report]") {
   CHECK(csv.find(",0.91,0.95,") != std::string::npos);
   std::size_t rows = 0;
   for (std::string line; std::getline(lines, line);) ++rows;
-  CHECK(rows == 4 + 3 + 1 + 3 + 3);
+  CHECK(rows == 5 + 4 + 1 + 3 + 3);
 }
 
 TEST_CASE("Markdown matches its golden file", "[report]") {

@@ -310,10 +310,13 @@ class cuda_backend final : public backend {
   [[nodiscard]] description describe() const override {
     description d = description_;
     // Read now rather than at start: the link trains down when the GPU idles.
-    d.pcie = cuda::read_pcie_link("/sys/bus/pci/devices", bus_id_);
+    d.pcie = read_pcie_link(bus_id_);
     d.emulated = false;
     return d;
   }
+
+  // Read at each call for the same reason: the ceiling's source names the current link too.
+  [[nodiscard]] link_ceiling host_link() const override { return read_link_ceiling(bus_id_); }
 
   [[nodiscard]] std::vector<std::string> warnings() const override {
     std::lock_guard lock(warnings_mutex_);

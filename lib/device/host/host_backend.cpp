@@ -285,6 +285,11 @@ class host_backend final : public backend {
            "as a device whose cudaDevAttrHostRegisterSupported is 0 does";
   }
 
+  // No link between host and emulated device: the transfer engine compares with a memcpy.
+  [[nodiscard]] link_ceiling host_link() const override {
+    return {.reason = "none: measured against memcpy", .measure_host_memcpy = true};
+  }
+
   [[nodiscard]] description describe() const override {
     const std::size_t capacity = core_->capacity_bytes();
     description d;

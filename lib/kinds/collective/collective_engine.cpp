@@ -350,6 +350,9 @@ class collective_engine final : public measure::engine {
                         {"bytes", run.shape().bytes(p.type)},
                         {"dtype", cl::to_string(p.type)}};
     r.extra["iterations"] = iterations;
+    // busbw over a link ceiling needs the link NCCL used (PCIe, NVLink, network), not known here.
+    r.extra["link_ceiling"] = {{"gbps", nullptr},
+                               {"reason", "NCCL's transport is not known to pinbench"}};
     r.extra["timing"] = fmt::format(
         "host clock around {} collective{} enqueued back to back and one wait for completion "
         "(nccl-tests' method)",

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -234,7 +235,9 @@ class transfer_run {
     const int lanes = p_.direction == copy_direction::bidirectional ? 2 : 1;
     // Per lane: the buffer, a pageable buffer for verification, two pinned slots on the fly.
     const std::uint64_t per_lane = p_.bytes * (p_.pin_on_the_fly() ? 4u : 2u);
-    const std::uint64_t need = per_lane * static_cast<std::uint64_t>(lanes);
+    // The host backend's ceiling is a memcpy between two more buffers (memcpy_ceiling).
+    const std::uint64_t ceiling = dev_.host_link().measure_host_memcpy ? 2 * p_.bytes : 0;
+    const std::uint64_t need = per_lane * static_cast<std::uint64_t>(lanes) + ceiling;
     const std::uint64_t available = read_host_info().available_bytes;
     if (available != 0 && (p_.bytes > available || need > available))
       throw out_of_memory(fmt::format("needs {} of host memory for {} copies, {} available",
@@ -298,6 +301,68 @@ class transfer_run {
   bool use_gate_ = false;
 };
 
+// The host backend's ceiling: a host memcpy of the case's size between two buffers of that
+// size, timed before sampling and again after it, the best of all. The best, not the median: a
+// ceiling is what the machine can do, and other load only ever slows a memcpy down, so a median,
+// or a best taken in one busy moment, would be a ceiling the case's own copies could beat (on a
+// loaded machine a single burst of 5 memcpys before sampling read 35% low, and pinned copies,
+// themselves one memcpy each, then reached 160% "of link").
+class memcpy_ceiling {
+ public:
+  memcpy_ceiling(device::backend& dev, std::size_t bytes)
+      : bytes_(bytes), from_(dev.alloc_host(bytes, host_kind::pageable)),
+        to_(dev.alloc_host(bytes, host_kind::pageable)) {}
+
+  // One warm-up batch, then batches until at least min_batches and min_time_ns have passed.
+  void measure() {
+    // Small copies are timed in batches of about 16 MiB, so that the clock resolves a batch.
+    const std::size_t per_batch = std::clamp<std::size_t>((16u << 20) / bytes_, 1, 4096);
+    constexpr int min_batches = 5, max_batches = 100;
+    constexpr std::int64_t min_time_ns = 50'000'000;
+    const std::int64_t start = now_ns();
+    for (int batch = 0; batch <= max_batches; ++batch) {  // batch 0 warms up
+      const std::int64_t t0 = now_ns();
+      for (std::size_t i = 0; i < per_batch; ++i) std::memcpy(to_->data(), from_->data(), bytes_);
+      const double ns = static_cast<double>(now_ns() - t0) / static_cast<double>(per_batch);
+      if (batch == 0) continue;
+      ++batches_;
+      if (ns > 0 && (best_ns_ == 0 || ns < best_ns_)) best_ns_ = ns;
+      if (batch >= min_batches && now_ns() - start >= min_time_ns) break;
+    }
+  }
+
+  [[nodiscard]] device::link_ceiling result() const {
+    if (!(best_ns_ > 0))
+      return {.reason = "a host memcpy of " + format_bytes(bytes_) +
+                        " was too short for the clock to resolve"};
+    const double gbps = static_cast<double>(bytes_) / best_ns_;  // bytes per ns == GB/s
+    return {.gbps = gbps,
+            .source = fmt::format("host memcpy of {} measured in this run: {:.1f} GB/s (the best "
+                                  "of {} timings, before and after sampling)",
+                                  format_bytes(bytes_), gbps, batches_)};
+  }
+
+ private:
+  std::size_t bytes_;
+  std::unique_ptr<device::host_buffer> from_, to_;
+  double best_ns_ = 0;
+  int batches_ = 0;
+};
+
+// Both directions at once may use both of the link's.
+device::link_ceiling for_lanes(device::link_ceiling c, std::size_t lanes) {
+  if (c.gbps && lanes > 1) {
+    c.source = fmt::format("{} x {:.1f} GB/s, one per direction: {}", lanes, *c.gbps, c.source);
+    *c.gbps *= static_cast<double>(lanes);
+  }
+  return c;
+}
+
+nlohmann::json ceiling_json(const device::link_ceiling& c) {
+  if (c.gbps) return {{"gbps", *c.gbps}, {"source", c.source}};
+  return {{"gbps", nullptr}, {"reason", c.reason}};
+}
+
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
@@ -349,6 +414,10 @@ class transfer_engine final : public measure::engine {
     if (with_compute) overlap = measure::declare(r, "overlap", "fraction", higher);
     if (p.pin_on_the_fly()) pin_time = measure::declare(r, "pin_time", "ns", lower);
 
+    // The ceiling for link_fraction, read after the warm-up (an idle GPU's link has trained up
+    // again by then); the host backend's memcpy is measured before and after sampling.
+    device::link_ceiling ceiling;
+    std::optional<memcpy_ceiling> host_memcpy;
     // Overlap needs each part alone as the baseline: median of a few runs, after warm-up.
     double copy_alone_ns = 0, compute_alone_ns = 0;
     measure::measure_case(
@@ -356,6 +425,11 @@ class transfer_engine final : public measure::engine {
         {.warm_up = [&] { (void)take(with_compute); },
          .before_sampling =
              [&] {
+               ceiling = ctx.dev.host_link();
+               if (ceiling.measure_host_memcpy) {
+                 host_memcpy.emplace(ctx.dev, p.bytes);
+                 host_memcpy->measure();
+               }
                if (!with_compute) return;
                std::vector<double> copies, computes;
                for (int i = 0; i < 3; ++i) {
@@ -391,7 +465,18 @@ class transfer_engine final : public measure::engine {
          .verify = p.verify ? measure::verify_fn([&] { return run.verify(ctx.seed + 7); })
                             : nullptr});
 
+    // link_fraction: every bandwidth sample over the ceiling, one for one.
+    if (host_memcpy) {
+      host_memcpy->measure();
+      ceiling = host_memcpy->result();
+    }
+    ceiling = for_lanes(std::move(ceiling), run.lanes());
+    if (ceiling.gbps) {
+      const auto link_fraction = measure::declare(r, "link_fraction", "fraction", higher);
+      for (const double gbps : bandwidth.get().samples) link_fraction.add(gbps / *ceiling.gbps);
+    }
     r.extra["backend"] = std::string(ctx.dev.name());
+    r.extra["link_ceiling"] = ceiling_json(ceiling);
     r.extra["bytes_per_copy"] = p.bytes;
     r.extra["copies_per_sample"] = p.copies;
     r.extra["numa"] = numa.json();

@@ -32,8 +32,10 @@ kind_spec describe() {
       .parse_case = parse_params,
       .make_engine = make_engine,
       // The columns a person looks at first.
-      .headlines = {{"bandwidth", true}, {"copy_time", true}, {"host_call_time", true},
-                     {"overlap", false},  {"pin_time", false}},
+      // link_fraction: bandwidth over the host link's ceiling (the case's extra link_ceiling).
+      .headlines = {{"bandwidth", true},      {"link_fraction", false, "% of link"},
+                    {"copy_time", true},      {"host_call_time", true},
+                    {"overlap", false},       {"pin_time", false}},
       .figures = [](const result::scenario_result& s, const std::string& id_prefix) {
         return chart::sweep_charts(s, id_prefix,
                                    {{"bandwidth", "bandwidth", "bytes"},
