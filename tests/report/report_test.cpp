@@ -82,7 +82,7 @@ result::run_result sample_run() {
   const nlohmann::json ceiling = {
       {"gbps", 31.5},
       {"source", "host memcpy of 1 MiB measured in this run: 31.5 GB/s (the best of 40 timings, "
-                 "before and after sampling)"}};
+                 "before, between and after the samples)"}};
   pinned.extra = {{"verified", true}, {"link_ceiling", ceiling}};
 
   result::case_result pageable;

@@ -75,6 +75,64 @@ struct sample {
   bool void_gate = false;   // a gate let its stream go before the release: timing is void
 };
 
+// The host backend's ceiling: a host memcpy of the case's size between the very buffers its
+// first lane copies between (on the host backend device memory is host memory), timed before
+// sampling, between every two samples and after them; the best of all. The same buffers and
+// the same moments as the copies, because a memcpy's speed depends on both: two fresh buffers of
+// 64 MiB, or a burst timed before sampling on a loaded machine, read 30-35% low, and pinned
+// copies, themselves one memcpy each, then reached 140-160% "of link". The best, not the
+// median: a ceiling is what the machine can do, and other load only ever slows a memcpy down.
+class memcpy_ceiling {
+ public:
+  memcpy_ceiling(std::byte* to, const std::byte* from, std::size_t bytes)
+      : bytes_(bytes), to_(to), from_(from) {}
+
+  // One warm-up batch, then batches until at least min_batches and min_time_ns have passed.
+  void measure() {
+    constexpr int min_batches = 5, max_batches = 100;
+    constexpr std::int64_t min_time_ns = 50'000'000;
+    const std::int64_t start = now_ns();
+    (void)time_batch();  // warms up
+    for (int batch = 1; batch <= max_batches; ++batch)
+      if (keep(time_batch()) && batch >= min_batches && now_ns() - start >= min_time_ns) break;
+  }
+
+  /// One more batch, taken between two samples: the machine's state while the case ran.
+  void measure_between_samples() { (void)keep(time_batch()); }
+
+  [[nodiscard]] device::link_ceiling result() const {
+    if (!(best_ns_ > 0))
+      return {.reason = "a host memcpy of " + format_bytes(bytes_) +
+                        " was too short for the clock to resolve"};
+    const double gbps = static_cast<double>(bytes_) / best_ns_;  // bytes per ns == GB/s
+    return {.gbps = gbps,
+            .source = fmt::format("host memcpy of {} measured in this run: {:.1f} GB/s (the best "
+                                  "of {} timings, before, between and after the samples)",
+                                  format_bytes(bytes_), gbps, batches_)};
+  }
+
+ private:
+  // Small copies are timed in batches of about 16 MiB, so that the clock resolves a batch.
+  [[nodiscard]] double time_batch() {
+    const std::size_t per_batch = std::clamp<std::size_t>((16u << 20) / bytes_, 1, 4096);
+    const std::int64_t t0 = now_ns();
+    for (std::size_t i = 0; i < per_batch; ++i) std::memcpy(to_, from_, bytes_);
+    return static_cast<double>(now_ns() - t0) / static_cast<double>(per_batch);
+  }
+
+  bool keep(double ns) {
+    ++batches_;
+    if (ns > 0 && (best_ns_ == 0 || ns < best_ns_)) best_ns_ = ns;
+    return true;
+  }
+
+  std::size_t bytes_;
+  std::byte* to_;
+  const std::byte* from_;
+  double best_ns_ = 0;
+  int batches_ = 0;
+};
+
 class transfer_run {
  public:
   transfer_run(const transfer_params& p, device::backend& dev) : p_(p), dev_(dev) {
@@ -95,6 +153,14 @@ class transfer_run {
   [[nodiscard]] bool page_locked_source() const { return p_.page_locked_source(); }
   [[nodiscard]] bool use_gate() const { return use_gate_; }
   [[nodiscard]] std::size_t lanes() const { return lanes_.size(); }
+
+  /// The host backend's ceiling between the first lane's own buffers, in its direction (device
+  /// memory is host memory there: backend::host_link's measure_host_memcpy).
+  [[nodiscard]] memcpy_ceiling memcpy_ceiling_for() {
+    auto& l = lanes_.front();
+    if (l.dir == copy_dir::h2d) return {l.dev->data(), l.host->data(), p_.bytes};
+    return {l.host->data(), l.dev->data(), p_.bytes};
+  }
   /// The first lane's host buffer (touched): where NUMA placement is checked.
   [[nodiscard]] const void* host_data() const { return lanes_.front().host->data(); }
 
@@ -235,9 +301,7 @@ class transfer_run {
     const int lanes = p_.direction == copy_direction::bidirectional ? 2 : 1;
     // Per lane: the buffer, a pageable buffer for verification, two pinned slots on the fly.
     const std::uint64_t per_lane = p_.bytes * (p_.pin_on_the_fly() ? 4u : 2u);
-    // The host backend's ceiling is a memcpy between two more buffers (memcpy_ceiling).
-    const std::uint64_t ceiling = dev_.host_link().measure_host_memcpy ? 2 * p_.bytes : 0;
-    const std::uint64_t need = per_lane * static_cast<std::uint64_t>(lanes) + ceiling;
+    const std::uint64_t need = per_lane * static_cast<std::uint64_t>(lanes);
     const std::uint64_t available = read_host_info().available_bytes;
     if (available != 0 && (p_.bytes > available || need > available))
       throw out_of_memory(fmt::format("needs {} of host memory for {} copies, {} available",
@@ -299,54 +363,6 @@ class transfer_run {
   std::unique_ptr<device::stream> compute_stream_;
   std::unique_ptr<device::event> compute_start_, compute_end_;
   bool use_gate_ = false;
-};
-
-// The host backend's ceiling: a host memcpy of the case's size between two buffers of that
-// size, timed before sampling and again after it, the best of all. The best, not the median: a
-// ceiling is what the machine can do, and other load only ever slows a memcpy down, so a median,
-// or a best taken in one busy moment, would be a ceiling the case's own copies could beat (on a
-// loaded machine a single burst of 5 memcpys before sampling read 35% low, and pinned copies,
-// themselves one memcpy each, then reached 160% "of link").
-class memcpy_ceiling {
- public:
-  memcpy_ceiling(device::backend& dev, std::size_t bytes)
-      : bytes_(bytes), from_(dev.alloc_host(bytes, host_kind::pageable)),
-        to_(dev.alloc_host(bytes, host_kind::pageable)) {}
-
-  // One warm-up batch, then batches until at least min_batches and min_time_ns have passed.
-  void measure() {
-    // Small copies are timed in batches of about 16 MiB, so that the clock resolves a batch.
-    const std::size_t per_batch = std::clamp<std::size_t>((16u << 20) / bytes_, 1, 4096);
-    constexpr int min_batches = 5, max_batches = 100;
-    constexpr std::int64_t min_time_ns = 50'000'000;
-    const std::int64_t start = now_ns();
-    for (int batch = 0; batch <= max_batches; ++batch) {  // batch 0 warms up
-      const std::int64_t t0 = now_ns();
-      for (std::size_t i = 0; i < per_batch; ++i) std::memcpy(to_->data(), from_->data(), bytes_);
-      const double ns = static_cast<double>(now_ns() - t0) / static_cast<double>(per_batch);
-      if (batch == 0) continue;
-      ++batches_;
-      if (ns > 0 && (best_ns_ == 0 || ns < best_ns_)) best_ns_ = ns;
-      if (batch >= min_batches && now_ns() - start >= min_time_ns) break;
-    }
-  }
-
-  [[nodiscard]] device::link_ceiling result() const {
-    if (!(best_ns_ > 0))
-      return {.reason = "a host memcpy of " + format_bytes(bytes_) +
-                        " was too short for the clock to resolve"};
-    const double gbps = static_cast<double>(bytes_) / best_ns_;  // bytes per ns == GB/s
-    return {.gbps = gbps,
-            .source = fmt::format("host memcpy of {} measured in this run: {:.1f} GB/s (the best "
-                                  "of {} timings, before and after sampling)",
-                                  format_bytes(bytes_), gbps, batches_)};
-  }
-
- private:
-  std::size_t bytes_;
-  std::unique_ptr<device::host_buffer> from_, to_;
-  double best_ns_ = 0;
-  int batches_ = 0;
 };
 
 // Both directions at once may use both of the link's.
@@ -415,7 +431,7 @@ class transfer_engine final : public measure::engine {
     if (p.pin_on_the_fly()) pin_time = measure::declare(r, "pin_time", "ns", lower);
 
     // The ceiling for link_fraction, read after the warm-up (an idle GPU's link has trained up
-    // again by then); the host backend's memcpy is measured before and after sampling.
+    // again by then); the host backend's memcpy is measured before, between and after the samples.
     device::link_ceiling ceiling;
     std::optional<memcpy_ceiling> host_memcpy;
     // Overlap needs each part alone as the baseline: median of a few runs, after warm-up.
@@ -427,7 +443,7 @@ class transfer_engine final : public measure::engine {
              [&] {
                ceiling = ctx.dev.host_link();
                if (ceiling.measure_host_memcpy) {
-                 host_memcpy.emplace(ctx.dev, p.bytes);
+                 host_memcpy.emplace(run.memcpy_ceiling_for());
                  host_memcpy->measure();
                }
                if (!with_compute) return;
@@ -443,6 +459,7 @@ class transfer_engine final : public measure::engine {
              },
          .sample = [&]() -> std::optional<double> {
            const sample s = take(with_compute);
+           if (host_memcpy) host_memcpy->measure_between_samples();
            // A span the clock could not resolve would be an infinite bandwidth: fail instead.
            if (!(s.transfer_ns > 0))
              throw error(fmt::format(
