@@ -28,3 +28,19 @@ TEST_CASE("the CUDA device's own NVML device is watched around a case", "[gpu][t
   CHECK(t["after"]["pcie_width_max"].get<unsigned>() > 0);
   CHECK(t["discarded_samples"] == 0);
 }
+
+TEST_CASE("NVML gives the CUDA device's link ceiling where sysfs cannot", "[gpu][telemetry]") {
+  auto dev = device::make_backend("cuda");
+  REQUIRE(dev->describe().pci_bus_id.has_value());
+  const auto c = device::telemetry::nvml_link_ceiling(*dev->describe().pci_bus_id);
+  if (!c.gbps) {
+    WARN("no NVML link: " << c.reason);
+    CHECK_FALSE(c.reason.empty());
+    return;
+  }
+  CHECK(*c.gbps > 1.0);
+  CHECK_THAT(c.source, Catch::Contains("(NVML, "));
+  // Where sysfs answers too, both read the same link.
+  const auto sysfs = device::read_link_ceiling(*dev->describe().pci_bus_id);
+  if (sysfs.gbps) CHECK(*sysfs.gbps == Approx(*c.gbps).epsilon(0.01));
+}

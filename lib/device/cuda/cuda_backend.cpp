@@ -18,6 +18,7 @@
 #include "device/cuda/gate_pool.hpp"
 #include "device/cuda/kernels.hpp"
 #include "device/cuda/virtual_memory.hpp"
+#include "device/telemetry/telemetry.hpp"
 
 namespace pinbench::device {
 
@@ -316,7 +317,14 @@ class cuda_backend final : public backend {
   }
 
   // Read at each call for the same reason: the ceiling's source names the current link too.
-  [[nodiscard]] link_ceiling host_link() const override { return read_link_ceiling(bus_id_); }
+  // sysfs first (it also sees the port above the GPU), NVML where there is no /sys to read.
+  [[nodiscard]] link_ceiling host_link() const override {
+    link_ceiling from_sysfs = read_link_ceiling(bus_id_);
+    if (from_sysfs.gbps) return from_sysfs;
+    link_ceiling from_nvml = telemetry::nvml_link_ceiling(bus_id_);
+    if (!from_nvml.gbps) from_nvml.reason = from_sysfs.reason + "; " + from_nvml.reason;
+    return from_nvml;
+  }
 
   [[nodiscard]] std::vector<std::string> warnings() const override {
     std::lock_guard lock(warnings_mutex_);

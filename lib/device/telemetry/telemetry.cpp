@@ -1,11 +1,12 @@
 // NVML snapshots, reasons in words, and the polling watch.
 #include "device/telemetry/telemetry.hpp"
 
-#include <cctype>
 #include <chrono>
 #include <cstring>
 
 #include <fmt/format.h>
+
+#include "device/pci_address.hpp"
 
 namespace pinbench::device::telemetry {
 
@@ -18,22 +19,6 @@ std::optional<T> ask(F call, nvml_device d, A... args) {
   T value{};
   if (call(d, args..., &value) != nvml_success) return std::nullopt;
   return value;
-}
-
-// NVML writes bus ids as "00000000:17:00.0" (8-digit domain), CUDA as "0000:17:00.0": the
-// same device once the domain is read as a number and the rest compared without case.
-std::string canonical_bus_id(const std::string& id) {
-  const auto colon = id.find(':');
-  if (colon == std::string::npos) return id;
-  std::string rest = id.substr(colon);
-  for (auto& ch : rest) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  unsigned long domain = 0;
-  try {
-    domain = std::stoul(id.substr(0, colon), nullptr, 16);
-  } catch (const std::exception&) {
-    return id;
-  }
-  return fmt::format("{:04x}{}", domain, rest);
 }
 
 snapshot read_device(const nvml_library& lib, nvml_device d, int index) {
@@ -143,6 +128,7 @@ std::unique_ptr<watch> watch::by_pci_bus_id(const std::string& bus_id, std::stri
   if (lib == nullptr) return nullptr;
   // The index is what the result records: found by comparing every device's bus id (which
   // also serves a library without nvmlDeviceGetHandleByPciBusId_v2).
+  const std::string wanted = sysfs_pci_address(bus_id);
   unsigned count = 0;
   if (lib->device_count(&count) == nvml_success && lib->pci_info != nullptr)
     for (unsigned i = 0; i < count; ++i) {
@@ -151,7 +137,9 @@ std::unique_ptr<watch> watch::by_pci_bus_id(const std::string& bus_id, std::stri
       if (lib->handle_by_index(i, &d) != nvml_success || lib->pci_info(d, &pci) != nvml_success)
         continue;
       pci.bus_id[sizeof pci.bus_id - 1] = '\0';
-      if (canonical_bus_id(pci.bus_id) == canonical_bus_id(bus_id))
+      // NVML's "00000000:17:00.0" and CUDA's "0000:17:00.0" name one device: compare both
+      // in sysfs's spelling.
+      if (!wanted.empty() && sysfs_pci_address(pci.bus_id) == wanted)
         return std::unique_ptr<watch>(new watch(*lib, d, static_cast<int>(i)));
     }
   reason = fmt::format("no NVML device at PCI bus id {}", bus_id);
@@ -205,6 +193,22 @@ void watch::stop() {
   }
   wake_.notify_all();
   poller_.join();
+}
+
+link_ceiling nvml_link_ceiling(const std::string& bus_id) {
+  std::string reason;
+  const auto w = watch::by_pci_bus_id(bus_id, reason);
+  if (!w) return {.reason = reason};
+  const snapshot s = w->read();
+  const auto gen = s.pcie_gen_max ? s.pcie_gen_max : s.pcie_gen;
+  const auto width = s.pcie_width_max ? s.pcie_width_max : s.pcie_width;
+  const auto gbps = gen && width ? pcie_gbps_per_direction(static_cast<int>(*gen),
+                                                           static_cast<int>(*width))
+                                 : std::nullopt;
+  if (!gbps) return {.reason = fmt::format("NVML gives no PCIe link for {}", bus_id)};
+  return {.gbps = gbps,
+          .source = fmt::format("PCIe gen{} x{} (NVML, {}): {:.1f} GB/s per direction", *gen,
+                                *width, pcie_encoding_name(static_cast<int>(*gen)), *gbps)};
 }
 
 }  // namespace pinbench::device::telemetry

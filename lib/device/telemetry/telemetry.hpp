@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "device/pci_link.hpp"
 #include "device/telemetry/nvml_library.hpp"
 
 namespace pinbench::device::telemetry {
@@ -102,5 +103,9 @@ class watch {
   bool stopping_ = false;  // guarded by mutex_
   std::thread poller_;
 };
+
+/// The ceiling of the device at `bus_id` from NVML's maximum PCIe generation and width: where
+/// sysfs cannot tell (a container without /sys). None, with the reason, without NVML or a link.
+[[nodiscard]] link_ceiling nvml_link_ceiling(const std::string& bus_id);
 
 }  // namespace pinbench::device::telemetry
