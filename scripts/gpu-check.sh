@@ -215,9 +215,10 @@ loader_sampling=(--set sampling.warmup=1 --set sampling.min_samples=2 --set samp
 listing=$("$PINBENCH" list 2>>"$log")
 builtins() { grep -Eo "builtin:$1-[A-Za-z0-9_-]+" <<<"$listing" | tr '\n' ' '; }
 
+# A sample taken while the GPU throttled (power, heat) is taken again; the count is in each case.
 # shellcheck disable=SC2046  # one word per scenario
 run_step transfer 70 "$PINBENCH" run --backend "$backend" $(builtins transfer) \
-  "${transfer_sampling[@]}" --out "$work/transfer.json"
+  "${transfer_sampling[@]}" --discard-on-throttle --out "$work/transfer.json"
 # shellcheck disable=SC2046
 run_step allocator 45 "$PINBENCH" run --backend "$backend" $(builtins allocator) \
   "${allocator_sampling[@]}" --out "$work/allocator.json"

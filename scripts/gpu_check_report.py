@@ -134,12 +134,71 @@ def bandwidth_section(pb, th):
         bw_b = median(b, "bandwidth") if b else None
         ratio = f"{bw_a / bw_b:.2f}" if bw_a and bw_b else "-"
         batch = (a or {}).get("info", {}).get("copies_per_sample", "-")
-        rows.append([k[0], k[1], k[2], k[3], fmt(bw_a), fmt(bw_b), ratio, batch,
+        link = median(a, "link_fraction") if a else None
+        rows.append([k[0], k[1], k[2], k[3], fmt(bw_a), fmt(link, 1, 100), fmt(bw_b), ratio, batch,
                      (a or {}).get("info", {}).get("timing", (a or {}).get("message", "-"))])
     return ("### Bandwidth by size, GB/s (median): pinbench `transfer-size` | torch peer\n\n"
             f"pinbench backend: {backend_of(pb)}; torch backend: {backend_of(th) if th else 'not run'}\n\n"
-            + table(["dir", "memory", "mode", "bytes", "pinbench", "torch", "ratio",
+            + "ceiling (the `% of link` column): "
+            + ", ".join(sorted(ceilings(pb, "transfer-size")) or ["-"]) + "\n\n"
+            + table(["dir", "memory", "mode", "bytes", "pinbench", "% of link", "torch", "ratio",
                      "copies/sample", "pinbench timing"], rows))
+
+
+def ceilings(doc, scenario):
+    """The link ceilings' sources (or reasons) the scenario's cases name, once each."""
+    out = set()
+    for _, c in cases(doc, scenario):
+        lc = c.get("info", {}).get("link_ceiling") or {}
+        text = lc.get("source") or lc.get("reason")
+        if text and text.startswith("host memcpy"):
+            out.add("a host memcpy of each case's size, measured in the run (info.link_ceiling)")
+        elif text:
+            out.add(text.split(";")[0])
+    return out
+
+
+def judge_section(pb):
+    """Per scenario: clocks, throttling and NUMA placement, so a figure can be judged."""
+    rows = []
+    for s in (pb or {}).get("scenarios", []):
+        watched = throttled = discarded = placed = numa_cases = 0
+        reasons, sm, nodes = set(), [], set()
+        note = "-"
+        for c in s.get("cases", []):
+            info = c.get("info", {})
+            t = info.get("telemetry") or {}
+            if "before" in t:
+                watched += 1
+                throttled += bool(t.get("throttled"))
+                discarded += int(t.get("discarded_samples") or 0)
+                reasons.update(t.get("reasons_seen") or [])
+                for when in ("before", "after"):
+                    snap = t.get(when) or {}
+                    if snap.get("sm_clock_mhz") is not None:
+                        sm.append((snap["sm_clock_mhz"], snap.get("sm_clock_max_mhz")))
+            elif t.get("reason"):
+                note = t["reason"]
+            n = info.get("numa")
+            if n:
+                numa_cases += 1
+                placed += bool(n.get("placed"))
+                nodes.add(str(n.get("node")))
+        clocks = "-"
+        if sm:
+            lo, hi = min(v for v, _ in sm), max(v for v, _ in sm)
+            top = max((m for _, m in sm if m), default=None)
+            clocks = f"{lo}-{hi} of {top}" if top else f"{lo}-{hi}"
+        rows.append([s.get("name"), f"{watched}/{len(s.get('cases', []))}" if watched else note,
+                     clocks, throttled, ", ".join(sorted(reasons)) or "-", discarded,
+                     f"{placed}/{numa_cases} on node {','.join(sorted(nodes))}" if numa_cases
+                     else "-"])
+    return ("### Can the figures be trusted? Clocks, throttling, NUMA (per scenario)\n\n"
+            "SM clocks are NVML's before and after each case (MHz, of the maximum); an idle GPU "
+            "reads low between cases. Throttled: cases during which a power, thermal or HW "
+            "slowdown reason was seen.\n\n"
+            + table(["scenario", "cases watched", "sm clock MHz", "throttled", "reasons seen",
+                     "samples discarded", "numa placed"], rows))
 
 
 def host_call_section(pb):
@@ -258,7 +317,8 @@ def summary(args):
         ["created", (pb or {}).get("created", "?")],
     ])
     head += "\n### Steps\n\n" + table(["step", "status", "seconds", "budget s"], steps)
-    parts = [head, tests_section(args.junit), bandwidth_section(pb, th), host_call_section(pb),
+    parts = [head, tests_section(args.junit), judge_section(pb), bandwidth_section(pb, th),
+             host_call_section(pb),
              allocator_section(pb), loader_section(pb, th), differences_section(th)]
     write_atomic(args.out, "\n".join(p for p in parts if p))
     return 0
