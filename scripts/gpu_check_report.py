@@ -124,7 +124,7 @@ def size_order(text):
 
 def bandwidth_section(pb, th):
     ours = {transfer_key(c): c for _, c in cases(pb, "transfer-size")}
-    theirs = {transfer_key(c): c for _, c in cases(th)}
+    theirs = {transfer_key(c): c for s, c in cases(th) if s.get("kind") == "transfer"}
     keys = sorted(set(ours) | {k for k in theirs if k[2] == "non_blocking"},
                   key=lambda k: (k[0], k[1], k[2], size_order(k[3])))
     rows = []
