@@ -134,20 +134,19 @@ bool numa_scope::placed() const noexcept {
          (!buffer_node_ || *buffer_node_ == *target_.node);
 }
 
-nlohmann::json numa_scope::json() const {
+numa_record numa_scope::record() const {
   std::string reason = target_.reason;
   if (target_.node && !problems_.empty()) {
     reason += "; not placed: ";
     for (std::size_t i = 0; i < problems_.size(); ++i)
       reason += (i == 0 ? "" : ", ") + problems_[i];
   }
-  nlohmann::json out = {{"node", target_.node ? nlohmann::json(*target_.node) : nlohmann::json()},
-                        {"cpus", target_.cpus},
-                        {"placed", placed()},
-                        {"reason", reason},
-                        {"requested", target_.requested}};
-  if (buffer_node_) out["buffer_node"] = *buffer_node_;
-  return out;
+  return {.node = target_.node,
+          .cpus = target_.cpus,
+          .placed = placed(),
+          .reason = std::move(reason),
+          .requested = target_.requested,
+          .buffer_node = buffer_node_};
 }
 
 }  // namespace pinbench::device

@@ -6,11 +6,19 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "device/numa.hpp"
 
 namespace pinbench::device {
+
+/// What a case records of its placement (as the case extra `numa`: kinds/numa_json.hpp).
+struct numa_record {
+  std::optional<int> node;  ///< none: no node was chosen
+  std::string cpus;
+  bool placed = false;
+  std::string reason;  ///< why this node, and "; not placed: ..." when placement failed
+  std::string requested;
+  std::optional<int> buffer_node;  ///< where the first page of the observed buffer lies
+};
 
 /// Applies a numa_target to the calling thread while it lives, and restores the thread's
 /// previous memory policy and affinity when it ends.
@@ -36,9 +44,8 @@ class numa_scope {
   void observe(const void* addr);
 
   [[nodiscard]] bool placed() const noexcept;
-  /// The case extra `numa`: {node, cpus, placed, reason, requested} and buffer_node when
-  /// observe() could read it.
-  [[nodiscard]] nlohmann::json json() const;
+  /// What the case records: buffer_node only when observe() could read it.
+  [[nodiscard]] numa_record record() const;
 
  private:
   void place_memory(int node);

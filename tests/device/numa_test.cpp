@@ -199,15 +199,15 @@ TEST_CASE("numa: placement on this machine is consistent, and undone at scope ex
     numa_scope scope(t);
     std::vector<char> buffer(1 << 20, 1);  // touched under the scope's policy
     scope.observe(buffer.data());
-    const auto j = scope.json();
-    CHECK(j["node"] == nodes.front());
-    CHECK(j["requested"] == t.requested);
-    CHECK(j["cpus"] == t.cpus);
-    if (j["placed"].get<bool>()) {
-      CHECK(j["buffer_node"] == nodes.front());
-      CHECK(j["reason"] == "test");
+    const auto r = scope.record();
+    CHECK(r.node == nodes.front());
+    CHECK(r.requested == t.requested);
+    CHECK(r.cpus == t.cpus);
+    if (r.placed) {
+      CHECK(r.buffer_node == nodes.front());
+      CHECK(r.reason == "test");
     } else {
-      CHECK(j["reason"].get<std::string>().find("not placed: ") != std::string::npos);
+      CHECK(r.reason.find("not placed: ") != std::string::npos);
     }
   }
   cpu_set_t after;
@@ -222,9 +222,9 @@ TEST_CASE("numa: no node, no placement: placed is false with the target's reason
   numa_scope scope(t);
   int on_stack = 0;
   scope.observe(&on_stack);
-  const auto j = scope.json();
-  CHECK(j["node"].is_null());
-  CHECK(j["placed"] == false);
-  CHECK(j["requested"] == "none");
-  CHECK_FALSE(j.contains("buffer_node"));
+  const auto r = scope.record();
+  CHECK_FALSE(r.node.has_value());
+  CHECK_FALSE(r.placed);
+  CHECK(r.requested == "none");
+  CHECK_FALSE(r.buffer_node.has_value());
 }

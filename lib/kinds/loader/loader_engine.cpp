@@ -18,6 +18,7 @@
 #include "core/units.hpp"
 #include "device/event_stock.hpp"
 #include "device/numa_placement.hpp"
+#include "kinds/numa_json.hpp"
 #include "kinds/loader/loader_params.hpp"
 #include "image/jpeg.hpp"
 #include "loader/jpeg_source.hpp"
@@ -444,7 +445,7 @@ class loader_engine final : public measure::engine {
     r.extra["max_outstanding_seen"] = max_outstanding_seen;
     r.extra["max_reorder_buffered"] = max_reorder;
     if (const auto* src = run.data().jpeg(); src != nullptr) describe_images(*src, p, r);
-    r.extra["numa"] = numa.json();
+    r.extra["numa"] = numa_json(numa.record());
     r.extra["cpu_work"] = {{"ns_per_unit", cal.ns_per_unit},
                            {"units_per_sample", run.data().units_per_sample()}};
     if (run.pool() != nullptr) {

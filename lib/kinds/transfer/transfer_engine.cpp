@@ -16,6 +16,7 @@
 #include "core/sysinfo.hpp"
 #include "core/units.hpp"
 #include "device/numa_placement.hpp"
+#include "kinds/numa_json.hpp"
 #include "kinds/transfer/transfer_params.hpp"
 #include "kinds/transfer/transfer_verdict.hpp"
 #include "measure/protocol.hpp"
@@ -496,7 +497,7 @@ class transfer_engine final : public measure::engine {
     r.extra["link_ceiling"] = ceiling_json(ceiling);
     r.extra["bytes_per_copy"] = p.bytes;
     r.extra["copies_per_sample"] = p.copies;
-    r.extra["numa"] = numa.json();
+    r.extra["numa"] = numa_json(numa.record());
     const std::string batch = p.copies == 1 ? std::string("one copy")
                                             : fmt::format("a batch of {} copies", p.copies);
     const int chunks = (p.copies + run.chunk_copies() - 1) / run.chunk_copies();
