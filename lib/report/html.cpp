@@ -154,7 +154,8 @@ std::string scenario_section(const result::scenario_result& s, std::size_t index
   else
     out += scenario_table(s, s.name +
                                  ": median of each headline metric (\u00b1 relative "
-                                 "standard deviation), samples, stop reason and status");
+                                 "standard deviation; a percentage \u00b1 points), samples, "
+                                 "stop reason and status");
   std::string warnings;
   for (const auto& c : s.cases)
     for (const auto& w : c.warnings)

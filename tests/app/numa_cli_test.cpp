@@ -85,7 +85,8 @@ TEST_CASE("numa cli: --numa none reaches each round's process", "[numa][cli]") {
                               " --backend host -q --numa none --repeat 2 --out " + out.string());
   INFO(o.err);
   REQUIRE(o.code == 0);
-  for (const auto& c : read_numa_result(out)["scenarios"][0]["cases"]) {
+  const json result = read_numa_result(out);  // kept: the loop walks a part of it
+  for (const auto& c : result["scenarios"][0]["cases"]) {
     const json& numa = c["info"]["numa"];
     check_numa_record(numa, "none");
     CHECK(numa["node"].is_null());
