@@ -148,6 +148,52 @@ void add_unique(std::vector<std::string>& to, const std::string& line) {
   if (std::find(to.begin(), to.end(), line) == to.end()) to.push_back(line);
 }
 
+// Extras that describe the conditions of one round, merged so that the case speaks of all the
+// rounds its samples came from (`done`: the completed rounds, `round_of_done` their numbers):
+// - telemetry: before of the first, after of the last, every reason seen, throttled in any,
+//   the discarded samples of all;
+// - link_ceiling: the first round's, and when the rounds measured different ceilings (the host
+//   backend's memcpy is measured in each), `by_round` lists each, so that a sample's
+//   link_fraction is its bandwidth over its own round's ceiling.
+void merge_round_conditions(case_result& out, const std::vector<const case_result*>& done,
+                            const std::vector<std::uint32_t>& round_of_done) {
+  if (done.size() < 2) return;
+  const auto watched = [](const case_result* c) {
+    const auto it = c->extra.find("telemetry");
+    return it != c->extra.end() && it->is_object() && it->contains("before");
+  };
+  if (std::all_of(done.begin(), done.end(), watched)) {
+    nlohmann::json t = done.front()->extra["telemetry"];
+    std::vector<std::string> reasons;
+    bool throttled = false;
+    std::int64_t discarded = 0;
+    for (const auto* c : done) {
+      const auto& ct = c->extra["telemetry"];
+      for (const auto& r : ct.value("reasons_seen", nlohmann::json::array()))
+        if (r.is_string()) add_unique(reasons, r.get<std::string>());
+      throttled = throttled || ct.value("throttled", false);
+      discarded += ct.value("discarded_samples", std::int64_t{0});
+    }
+    std::sort(reasons.begin(), reasons.end());
+    t["after"] = done.back()->extra["telemetry"]["after"];
+    t["reasons_seen"] = reasons;
+    t["throttled"] = throttled;
+    t["discarded_samples"] = discarded;
+    out.extra["telemetry"] = std::move(t);
+  }
+  nlohmann::json by_round = nlohmann::json::array();
+  bool differ = false;
+  for (std::size_t i = 0; i < done.size(); ++i) {
+    const auto it = done[i]->extra.find("link_ceiling");
+    if (it == done[i]->extra.end() || !it->is_object()) return;
+    differ = differ || *it != done.front()->extra["link_ceiling"];
+    nlohmann::json entry = *it;
+    entry["round"] = round_of_done[i];
+    by_round.push_back(std::move(entry));
+  }
+  if (differ) out.extra["link_ceiling"]["by_round"] = std::move(by_round);
+}
+
 }  // namespace
 
 case_result merge_rounds(std::vector<case_result> rounds,
@@ -172,6 +218,8 @@ case_result merge_rounds(std::vector<case_result> rounds,
   out.extra = first_ok->extra;
   out.snapshot = std::move(first_ok->snapshot);
   std::size_t completed = 0;
+  std::vector<const case_result*> done;
+  std::vector<std::uint32_t> round_of_done;
   for (std::size_t i = 0; i < rounds.size(); ++i) {
     auto& r = rounds[i];
     const std::uint32_t round = round_of.at(i);
@@ -191,6 +239,8 @@ case_result merge_rounds(std::vector<case_result> rounds,
       continue;
     }
     ++completed;
+    done.push_back(&r);
+    round_of_done.push_back(round);
     out.stopped = r.stopped;
     for (auto& m : r.metrics) {
       metric& into = out.add(m.name, m.unit, m.better);
@@ -203,6 +253,7 @@ case_result merge_rounds(std::vector<case_result> rounds,
         into.rounds.insert(into.rounds.end(), m.samples.size(), round);
     }
   }
+  merge_round_conditions(out, done, round_of_done);
   // Rounds that gave samples (a merged run counts each of its rounds).
   std::vector<std::uint32_t> seen;
   for (const auto& m : out.metrics) seen.insert(seen.end(), m.rounds.begin(), m.rounds.end());

@@ -445,4 +445,35 @@ TEST_CASE("merging rounds keeps every completed round and the worst status", "[g
     const auto c = result::merge_rounds({round(10)}, {0});
     CHECK(c.metrics[0].rounds.empty());
   }
+  SECTION("telemetry speaks of every round: reasons united, throttled in any, discards summed") {
+    auto clean = round(10), hot = round(20);
+    clean.extra["telemetry"] = {{"device", 0}, {"before", {{"sm_clock_mhz", 1980}}},
+                                {"after", {{"sm_clock_mhz", 1980}}},
+                                {"reasons_seen", {"gpu_idle"}}, {"throttled", false},
+                                {"discarded_samples", 0}};
+    hot.extra["telemetry"] = {{"device", 0}, {"before", {{"sm_clock_mhz", 1980}}},
+                              {"after", {{"sm_clock_mhz", 1410}}},
+                              {"reasons_seen", {"hw_thermal_slowdown"}}, {"throttled", true},
+                              {"discarded_samples", 3}};
+    const auto c = result::merge_rounds({clean, hot}, {0, 1});
+    const auto& t = c.extra["telemetry"];
+    CHECK(t["before"]["sm_clock_mhz"] == 1980);
+    CHECK(t["after"]["sm_clock_mhz"] == 1410);
+    CHECK(t["reasons_seen"] == nlohmann::json::array({"gpu_idle", "hw_thermal_slowdown"}));
+    CHECK(t["throttled"] == true);
+    CHECK(t["discarded_samples"] == 3);
+  }
+  SECTION("rounds that measured different link ceilings list each one") {
+    auto a = round(10), b = round(20), same = round(30);
+    a.extra["link_ceiling"] = {{"gbps", 30.0}, {"source", "host memcpy: 30"}};
+    b.extra["link_ceiling"] = {{"gbps", 33.0}, {"source", "host memcpy: 33"}};
+    same.extra["link_ceiling"] = a.extra["link_ceiling"];
+    const auto c = result::merge_rounds({a, b}, {0, 1});
+    CHECK(c.extra["link_ceiling"]["gbps"] == 30.0);
+    REQUIRE(c.extra["link_ceiling"]["by_round"].size() == 2);
+    CHECK(c.extra["link_ceiling"]["by_round"][1]["gbps"] == 33.0);
+    CHECK(c.extra["link_ceiling"]["by_round"][1]["round"] == 1);
+    const auto d = result::merge_rounds({a, same}, {0, 1});
+    CHECK_FALSE(d.extra["link_ceiling"].contains("by_round"));
+  }
 }
