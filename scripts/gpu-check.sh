@@ -50,14 +50,14 @@ print("{}.{}.{}".format(v.value // 10000, v.value // 100 % 100, v.value % 100))'
   else
     echo "# nccl: PINBENCH_NCCL_LIBRARY unset: pinbench's own search (see pinbench info below)"
   fi
+  # The file pinbench itself loaded (dladdr's path in `info`), not a guess from ldconfig: dlopen
+  # prefers LD_LIBRARY_PATH, which containers often set.
   local nvml
-  nvml=$(ldconfig -p 2>/dev/null | grep -m1 -o '/[^ ]*libnvidia-ml\.so\.1$' || true)
-  if [[ -z $nvml && -n $py ]]; then  # not in the loader's cache: where dlopen finds it, if anywhere
-    nvml=$(python3 -c 'import ctypes
-ctypes.CDLL("libnvidia-ml.so.1")
-print(next(l.split()[-1] for l in open("/proc/self/maps") if "libnvidia-ml" in l))' 2>/dev/null || true)
-  fi
-  echo "# nvml: ${PINBENCH_NVML_LIBRARY:+$PINBENCH_NVML_LIBRARY (PINBENCH_NVML_LIBRARY); loader: }${nvml:-libnvidia-ml.so.1 not found}"
+  nvml=$("$PINBENCH" info --format json 2>/dev/null | python3 -c 'import json, sys
+t = json.load(sys.stdin).get("telemetry", {})
+print(t["library"] if t.get("available") else "none: " + t.get("reason", "?"))' 2>/dev/null ||
+    echo "unknown (pinbench info or python3 failed)")
+  echo "# nvml: $nvml"
   echo "# /dev/shm: $(df -h /dev/shm 2>/dev/null | awk 'NR == 2 {print $2 " size, " $4 " free"}' || true)"
 }
 
@@ -111,7 +111,9 @@ step_torch_peer() {
     echo "skipped: python3 cannot import torch with CUDA" | tee "$work/$script.why"
     return 77
   fi
-  PYTHONUNBUFFERED=1 python3 "$root/scripts/peer/$script.py" "$@"
+  # exec: the peer itself gets run_step's SIGTERM at the budget and writes what it measured
+  # before the step ends (a bash in between would die at once and the merge would not wait).
+  PYTHONUNBUFFERED=1 exec python3 "$root/scripts/peer/$script.py" "$@"
 }
 
 if [[ ${1:-} == __step ]]; then

@@ -521,7 +521,11 @@ SIGINT_SEEN = [False]
 def on_sigint(signum, frame):
     # Ctrl-C reaches the loader's workers too; when one dies of it first, the main process sees
     # torch's "worker exited unexpectedly" error instead of KeyboardInterrupt. The flag lets that
-    # error still count as an interruption rather than as a failed case.
+    # error still count as an interruption rather than as a failed case. Once: a step's budget
+    # may deliver SIGTERM twice (to the peer, then to its group), and a second KeyboardInterrupt
+    # would cut the writing of what was measured.
+    if SIGINT_SEEN[0]:
+        return
     SIGINT_SEEN[0] = True
     signal.default_int_handler(signum, frame)
 
@@ -1111,6 +1115,10 @@ def main(argv=None):
     if setup is None:
         return 130 if interrupted else 3
 
+    # While the file is written: a second signal (a step's budget sends SIGTERM to the peer and
+    # then to its group) must not cut it.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
     print_table(cases)
     write_document(args, argv, torch, setup, cases, interrupted)
     if interrupted:

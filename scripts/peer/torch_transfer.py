@@ -473,6 +473,10 @@ class Interruption:
             signal.signal(sig, self._on_signal)
 
     def _on_signal(self, signum, frame):
+        # Once: a step's budget may deliver SIGTERM twice (to the peer, then to its group), and
+        # a second KeyboardInterrupt would cut the handling of the first.
+        if self.signum is not None:
+            return
         self.signum = signum
         raise KeyboardInterrupt
 
