@@ -367,9 +367,18 @@ class transfer_run {
   bool use_gate_ = false;
 };
 
-// Both directions at once may use both of the link's.
-device::link_ceiling for_lanes(device::link_ceiling c, std::size_t lanes) {
-  if (c.gbps && lanes > 1) {
+// Both directions at once may use both directions of a PCIe link (it is full duplex), but only
+// when the two lanes' copies overlap: blocking copies, and pin_on_the_fly's d2h lane, wait for
+// each copy, so the lanes take turns. A host memcpy ceiling is never doubled: both directions'
+// copies share one memory bus there.
+device::link_ceiling for_lanes(device::link_ceiling c, std::size_t lanes, bool lanes_overlap,
+                               bool host_memcpy) {
+  if (!c.gbps || lanes < 2) return c;
+  if (host_memcpy) {
+    c.source += "; both directions share the memory bus: one memcpy's, not two";
+  } else if (!lanes_overlap) {
+    c.source += "; one direction's: the two directions' copies wait for each other";
+  } else {
     c.source = fmt::format("{} x {:.1f} GB/s, one per direction: {}", lanes, *c.gbps, c.source);
     *c.gbps *= static_cast<double>(lanes);
   }
@@ -489,7 +498,8 @@ class transfer_engine final : public measure::engine {
       host_memcpy->measure();
       ceiling = host_memcpy->result();
     }
-    ceiling = for_lanes(std::move(ceiling), run.lanes());
+    ceiling = for_lanes(std::move(ceiling), run.lanes(), !p.blocking() && !p.pin_on_the_fly(),
+                        host_memcpy.has_value());
     if (ceiling.gbps) {
       // Shown, never gated: bandwidth is gated already, and a ceiling measured again in each run
       // (the host backend's memcpy) would move the fraction with no change in the copies.
