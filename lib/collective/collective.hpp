@@ -56,6 +56,12 @@ class group {
   [[nodiscard]] virtual int first_rank() const noexcept = 0;   ///< world rank of local participant 0
   /// "host ring, 4 threads", "NCCL 2.27.3, 8 GPUs in one process", "MPI over host memory".
   [[nodiscard]] virtual std::string describe() const = 0;
+  /// How run_repeated's iterations run, for the case's `timing`: "enqueued back to back and one
+  /// wait for completion (nccl-tests' method)", or "each completed before the next".
+  [[nodiscard]] virtual std::string iteration_timing() const = 0;
+  /// Why no link ceiling can be put beside busbw: the link the data crosses is not one pinbench
+  /// can read (NCCL picks PCIe, NVLink or the network itself; host memory has no link).
+  [[nodiscard]] virtual std::string no_ceiling_reason() const = 0;
   /// Runs `o` on every local participant (`local.size() == local_count()`) and returns once all
   /// completed. broadcast: from world rank `root`; send_recv: ranks exchange in pairs (0<->1,
   /// 2<->3, ...; an odd last rank sends to itself). Throws device_error for a failure.

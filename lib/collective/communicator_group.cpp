@@ -36,6 +36,13 @@ class communicator_group final : public group {
   }
 
   // Each call through the communicator returns complete: there is nothing to enqueue.
+  [[nodiscard]] std::string iteration_timing() const override {
+    return "each completed through the communicator before the next";
+  }
+  [[nodiscard]] std::string no_ceiling_reason() const override {
+    return "the communicator moves data through host memory and sockets: no device link";
+  }
+
   void run_repeated(int iterations, op o, dtype t, const buffer_shape& shape,
                     std::span<const rank_buffers> local, int root) override {
     for (int i = 0; i < iterations; ++i) run_one(o, t, shape, local, root);

@@ -95,6 +95,14 @@ class host_ring final : public group {
     return fmt::format("host ring, {} thread{}", n_, n_ == 1 ? "" : "s");
   }
 
+  [[nodiscard]] std::string iteration_timing() const override {
+    return "run back to back by the ring's threads and one wait for completion (nccl-tests' "
+           "method)";
+  }
+  [[nodiscard]] std::string no_ceiling_reason() const override {
+    return "the host ring copies through host memory: no device link";
+  }
+
   void run_repeated(int iterations, op o, dtype t, const buffer_shape& shape,
                     std::span<const rank_buffers> local, int root) override {
     const std::lock_guard one_at_a_time(run_mutex_);

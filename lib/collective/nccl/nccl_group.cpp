@@ -85,6 +85,13 @@ class nccl_group final : public group {
     return fmt::format("NCCL {}, {}", lib_.version, what_);
   }
 
+  [[nodiscard]] std::string iteration_timing() const override {
+    return "enqueued back to back and one wait for completion (nccl-tests' method)";
+  }
+  [[nodiscard]] std::string no_ceiling_reason() const override {
+    return "NCCL chooses its transport (PCIe, NVLink, network) itself: not known to pinbench";
+  }
+
   void run_repeated(int iterations, op o, dtype t, const buffer_shape& shape,
                     std::span<const rank_buffers> local, int root) override {
     // Everything that can be refused is refused before ncclGroupStart: a group left open

@@ -350,13 +350,10 @@ class collective_engine final : public measure::engine {
                         {"bytes", run.shape().bytes(p.type)},
                         {"dtype", cl::to_string(p.type)}};
     r.extra["iterations"] = iterations;
-    // busbw over a link ceiling needs the link NCCL used (PCIe, NVLink, network), not known here.
-    r.extra["link_ceiling"] = {{"gbps", nullptr},
-                               {"reason", "NCCL's transport is not known to pinbench"}};
-    r.extra["timing"] = fmt::format(
-        "host clock around {} collective{} enqueued back to back and one wait for completion "
-        "(nccl-tests' method)",
-        iterations, iterations == 1 ? "" : "s");
+    // busbw over a link ceiling needs the link the data crosses, which no group can name.
+    r.extra["link_ceiling"] = {{"gbps", nullptr}, {"reason", run.group().no_ceiling_reason()}};
+    r.extra["timing"] = fmt::format("host clock around {} collective{}, {}", iterations,
+                                    iterations == 1 ? "" : "s", run.group().iteration_timing());
     return r;
   }
 };
