@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -317,10 +318,14 @@ class cuda_backend final : public backend {
   }
 
   // Read at each call for the same reason: the ceiling's source names the current link too.
-  // sysfs first (it also sees the port above the GPU), NVML where there is no /sys to read.
+  // sysfs first (it also sees the port above the GPU); NVML only where sysfs has no entry for
+  // the device at all (a container without /sys). A device sysfs lists without PCIe link files
+  // reaches the host another way (NVLink-C2C), which NVML's PCIe figures would misstate.
   [[nodiscard]] link_ceiling host_link() const override {
     link_ceiling from_sysfs = read_link_ceiling(bus_id_);
-    if (from_sysfs.gbps) return from_sysfs;
+    if (from_sysfs.gbps ||
+        std::filesystem::exists("/sys/bus/pci/devices/" + sysfs_pci_address(bus_id_)))
+      return from_sysfs;
     link_ceiling from_nvml = telemetry::nvml_link_ceiling(bus_id_);
     if (!from_nvml.gbps) from_nvml.reason = from_sysfs.reason + "; " + from_nvml.reason;
     return from_nvml;
