@@ -45,11 +45,11 @@ void measure_case(result::case_result& r, const sampling& rule, const sample_loo
   bool cut = false;
   bool agreed_early = false;  // stopped on another process's word before this rule was done
   // A spoiled sample is taken again at most this often in a case: a device that stays
-  // throttled then has its samples kept, with a warning, rather than the case never ending.
+  // throttled then has its samples kept (the guard is told, and its owner warns) rather than
+  // the case never ending.
   sample_guard* guard = current_sample_guard();
   const int max_discards = std::max(rule.min_samples, 1);
   int discards = 0;
-  bool warned_kept = false;
   std::vector<std::size_t> counts_before;
   for (;;) {
     if (guard != nullptr) {
@@ -71,12 +71,8 @@ void measure_case(result::case_result& r, const sampling& rule, const sample_loo
           guard->discarded();
           discarded = true;
           ++discards;
-        } else if (!warned_kept) {
-          r.warnings.push_back(fmt::format(
-              "the device stayed throttled ({}): {} samples were discarded and taken again, "
-              "the later ones are kept",
-              why, discards));
-          warned_kept = true;
+        } else {
+          guard->kept_spoiled();
         }
       }
     }

@@ -16,6 +16,10 @@ class sample_guard {
   [[nodiscard]] virtual std::string spoiled() = 0;
   /// The protocol threw that sample away.
   virtual void discarded() = 0;
+  /// The protocol kept that sample all the same: the case had min_samples retakes already (a
+  /// device that stays throttled must not keep a case from ending). The guard's owner says so
+  /// in the case's warnings, with what it knows of why.
+  virtual void kept_spoiled() = 0;
 };
 
 /// The guard measure_case consults; nullptr when none is installed.

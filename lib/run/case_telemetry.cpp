@@ -33,7 +33,8 @@ class case_telemetry::guard final : public measure::sample_guard {
     return throttled != 0 ? throttle_words(throttled) : std::string();
   }
   void discarded() override { ++count; }
-  int count = 0;
+  void kept_spoiled() override { ++kept; }
+  int count = 0, kept = 0;
 
  private:
   telemetry::watch& watch_;
@@ -48,8 +49,10 @@ case_telemetry::case_telemetry(device::backend& dev, const std::string& which,
     if (dev.emulated()) {
       reason_ = "host backend: no GPU is watched (--telemetry-device N watches NVML device N)";
     } else if (const auto bus_id = dev.describe().pci_bus_id) {
+      asked_ = true;
       watch_ = telemetry::watch::by_pci_bus_id(*bus_id, reason_);
     } else {
+      asked_ = true;
       reason_ = "the device's PCI bus id is unknown";
     }
   } else {
@@ -58,9 +61,15 @@ case_telemetry::case_telemetry(device::backend& dev, const std::string& which,
     if (ec != std::errc() || end != which.data() + which.size() || index < 0)
       throw input_error(fmt::format(
           "--telemetry-device: expected auto, off or an NVML device index, got \"{}\"", which));
+    asked_ = true;
     watch_ = telemetry::watch::by_index(index, reason_);
   }
   if (watch_ && discard_) guard_ = std::make_unique<guard>(*watch_);
+}
+
+std::string case_telemetry::unwatched_warning() const {
+  if (watch_ || !asked_) return {};
+  return "no GPU telemetry (clocks, throttling) in this run: " + reason_;
 }
 
 case_telemetry::~case_telemetry() {
@@ -73,7 +82,7 @@ void case_telemetry::begin() {
   before_ = watch_->read();
   watch_->start(poll_period_ms);
   if (guard_) {
-    guard_->count = 0;
+    guard_->count = guard_->kept = 0;
     installed_.emplace(*guard_);
   }
 }
@@ -97,12 +106,23 @@ void case_telemetry::end(result::case_result& r) {
                           {"throttled", throttled},
                           {"discarded_samples", discarded}};
   if (!watch_->missing().empty()) r.extra["telemetry"]["missing"] = watch_->missing();
-  if (throttled)
-    r.warnings.push_back(fmt::format(
-        "GPU {}'s clocks were throttled during the case ({}){}", watch_->index(),
-        throttle_words(seen),
-        discarded > 0 ? fmt::format(": {} samples taken under it were discarded", discarded)
-                      : std::string(": its figures may read low")));
+  if (throttled) {
+    // One warning: what was seen, what was discarded, and whether throttled samples remain.
+    const int kept = guard_ ? guard_->kept : 0;
+    std::string what;
+    if (!guard_)
+      what = "its figures may read low (--discard-on-throttle takes such samples again)";
+    else if (kept > 0)
+      what = fmt::format("{} samples taken under it were discarded and taken again, then {} "
+                         "more were kept (it stayed throttled): its figures may read low",
+                         discarded, kept);
+    else if (discarded > 0)
+      what = fmt::format("{} samples taken under it were discarded and taken again", discarded);
+    else
+      what = "no sample was taken under it (before or after the samples)";
+    r.warnings.push_back(fmt::format("GPU {}'s clocks were throttled during the case ({}): {}",
+                                     watch_->index(), throttle_words(seen), what));
+  }
   before_.reset();
 }
 

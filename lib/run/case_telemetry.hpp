@@ -31,10 +31,15 @@ class case_telemetry {
   /// discarded_samples} or {available: false, reason}) and the throttle warning.
   void end(result::case_result& r);
 
+  /// For the run's warnings: why the GPU asked for (an index, or auto on a GPU backend) is not
+  /// watched; "" when it is, or when none was asked for (off, auto on the host backend).
+  [[nodiscard]] std::string unwatched_warning() const;
+
  private:
   class guard;
   std::unique_ptr<device::telemetry::watch> watch_;
   std::string reason_;  // why nothing is watched
+  bool asked_ = false;  // a GPU was asked for: not watching it is worth a run warning
   bool discard_;
   std::optional<device::telemetry::snapshot> before_;
   std::unique_ptr<guard> guard_;

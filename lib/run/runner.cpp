@@ -168,6 +168,8 @@ result::run_result run_scenarios(const plan& p, device::backend& dev, const run_
     result.scenarios.push_back(std::move(sr));
   }
   result.environment = environment_block(dev);
+  if (const auto w = telemetry.unwatched_warning(); !w.empty())
+    result.environment["warnings"].push_back(w);
   return result;
 }
 

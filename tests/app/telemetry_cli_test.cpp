@@ -107,7 +107,9 @@ TEST_CASE("info without NVML says why in one line and exits 0", "[cli][telemetry
   CHECK(t["devices"].empty());
   const auto text = run_pinbench("info");
   CHECK(text.code == 0);
-  CHECK_THAT(text.out, Catch::Contains("telemetry (NVML)\n  unavailable: no NVML library"));
+  // The file named is the one that failed: no advice to set what is set already.
+  CHECK_THAT(text.out, Catch::Contains("telemetry (NVML)\n  unavailable: "
+                                       "PINBENCH_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1: "));
 }
 
 TEST_CASE("a library missing an entry point gives the rest, that fact null and the call named",
@@ -188,7 +190,10 @@ TEST_CASE("a host-backend run records telemetry of the NVML device it is told to
     CHECK(tel["throttled"] == true);
     CHECK(tel["discarded_samples"] == 3);  // min_samples retakes, then the samples are kept
     CHECK(c["metrics"]["bandwidth"]["summary"]["n"] == 3);
-    CHECK_THAT(c["warnings"].dump(), Catch::Contains("stayed throttled"));
+    REQUIRE(c["warnings"].size() == 1);  // one warning says all of it
+    CHECK_THAT(c["warnings"][0].get<std::string>(),
+               Catch::Contains("3 samples taken under it were discarded and taken again, then 3 "
+                               "more were kept (it stayed throttled)"));
   }
 }
 
@@ -199,3 +204,17 @@ TEST_CASE("run --telemetry-device takes auto, off or an index", "[cli][telemetry
 }
 
 }  // namespace pinbench::testing
+
+TEST_CASE("a GPU asked for and not watched is a run warning, not only a line in each case",
+          "[cli][telemetry]") {
+  const telemetry_env lib("PINBENCH_NVML_LIBRARY", fake_nvml_library());
+  const auto scenario = small_transfer_scenario("telemetry-unwatched");
+  const auto out = (fs::path(scenario).parent_path() / "r.json").string();
+  REQUIRE(run_pinbench("run " + scenario + " --backend host -q --telemetry-device 9 --out " + out)
+              .code == 0);
+  std::ifstream in(out);
+  const auto r = nlohmann::json::parse(in);
+  CHECK_THAT(r["environment"]["warnings"].dump(),
+             Catch::Contains("no GPU telemetry (clocks, throttling) in this run: no NVML device 9"));
+  CHECK(r["scenarios"][0]["cases"][0]["info"]["telemetry"]["available"] == false);
+}

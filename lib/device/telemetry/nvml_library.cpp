@@ -38,8 +38,11 @@ loaded find_and_load() {
   void* handle = ::dlopen(what.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* e = ::dlerror();
-    out.reason = fmt::format("no NVML library ({}; set PINBENCH_NVML_LIBRARY to its path): {}",
-                             soname, e != nullptr ? e : what + ": cannot be loaded");
+    const std::string why = e != nullptr ? e : what + ": cannot be loaded";
+    out.reason = what == soname ? fmt::format("no NVML library ({}; set PINBENCH_NVML_LIBRARY to "
+                                              "its path): {}",
+                                              soname, why)
+                                : fmt::format("PINBENCH_NVML_LIBRARY={}: {}", what, why);
     return out;
   }
   auto& lib = out.lib;
@@ -99,8 +102,19 @@ std::string nvml_library::describe_error(nvml_return status, const char* call) c
   return fmt::format("{}: {} (nvmlReturn {})", call, text != nullptr ? text : "error", status);
 }
 
-const nvml_library* load_nvml(std::string* reason) {
+namespace {
+
+const loaded& loaded_once() {
   static const loaded state = find_and_load();
+  return state;
+}
+
+}  // namespace
+
+const nvml_library& nvml_attempt() { return loaded_once().lib; }
+
+const nvml_library* load_nvml(std::string* reason) {
+  const loaded& state = loaded_once();
   if (!state.usable) {
     if (reason != nullptr) *reason = state.reason;
     return nullptr;

@@ -69,4 +69,8 @@ struct nvml_library {
 /// nvmlDeviceGetCount_v2 and nvmlDeviceGetHandleByIndex_v2; every other call is optional.
 [[nodiscard]] const nvml_library* load_nvml(std::string* reason);
 
+/// What that load found even where the library cannot serve: the file opened (`path`, empty
+/// when none opened) and the calls it lacks (`missing`), for `pinbench info`.
+[[nodiscard]] const nvml_library& nvml_attempt();
+
 }  // namespace pinbench::device::telemetry

@@ -76,7 +76,11 @@ std::vector<std::string> reason_names(std::uint64_t mask) {
 reading read_all() {
   reading out;
   const nvml_library* lib = load_nvml(&out.reason);
-  if (lib == nullptr) return out;
+  if (lib == nullptr) {
+    out.library = nvml_attempt().path;
+    out.missing = nvml_attempt().missing;
+    return out;
+  }
   out.library = lib->path;
   out.missing = lib->missing;
   unsigned count = 0;
