@@ -158,13 +158,15 @@ std::uint64_t watch::reasons_now() const {
   return ask<unsigned long long>(lib_.clock_event_reasons, handle_).value_or(0);
 }
 
-void watch::note(std::uint64_t reasons) noexcept {
+void watch::note(std::uint64_t reasons, std::uint64_t read_in) noexcept {
   seen_.fetch_or(reasons);
-  since_mark_.fetch_or(reasons);
+  // A read begun before the last mark() belongs to the sample before it, not to this one.
+  if (generation_.load() == read_in) since_mark_.fetch_or(reasons);
 }
 
 std::uint64_t watch::since_mark() {
-  note(reasons_now());
+  const std::uint64_t g = generation_.load();
+  note(reasons_now(), g);
   return since_mark_.load();
 }
 
@@ -181,7 +183,8 @@ void watch::start(int period_ms) {
     std::unique_lock lock(mutex_);
     for (;;) {
       lock.unlock();
-      note(reasons_now());
+      const std::uint64_t g = generation_.load();
+      note(reasons_now(), g);
       lock.lock();
       if (wake_.wait_for(lock, std::chrono::milliseconds(period_ms), [this] { return stopping_; }))
         return;

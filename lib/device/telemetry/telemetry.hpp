@@ -86,18 +86,23 @@ class watch {
   void stop();
   [[nodiscard]] std::uint64_t seen() const noexcept { return seen_.load(); }
   /// Begins a sample: forgets what was seen since the last mark.
-  void mark() noexcept { since_mark_.store(0); }
+  void mark() noexcept {
+    generation_.fetch_add(1);
+    since_mark_.store(0);
+  }
   /// The reasons seen since mark(), including a read made now.
   [[nodiscard]] std::uint64_t since_mark();
 
  private:
   watch(const nvml_library& lib, nvml_device handle, int index);
-  void note(std::uint64_t reasons) noexcept;
+  /// Adds a read begun while generation_ was `read_in`.
+  void note(std::uint64_t reasons, std::uint64_t read_in) noexcept;
 
   const nvml_library& lib_;
   nvml_device handle_;
   int index_;
   std::atomic<std::uint64_t> seen_{0}, since_mark_{0};
+  std::atomic<std::uint64_t> generation_{0};  // mark()s so far
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;  // guarded by mutex_
