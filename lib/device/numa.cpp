@@ -1,14 +1,13 @@
 #include "device/numa.hpp"
 
 #include <algorithm>
-#include <charconv>
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "device/pci_address.hpp"
+#include "device/sysfs_file.hpp"
 
 namespace pinbench::device {
 
@@ -17,21 +16,6 @@ namespace {
 // A cpu list longer than this is not a real machine's: refuse it rather than fill memory.
 constexpr int max_listed_cpu = 1 << 20;
 
-std::optional<int> parse_int(std::string_view text) {
-  text = trim(text);
-  int value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-std::optional<std::string> read_first_line(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::string line;
-  if (!std::getline(in, line)) return std::string();  // an empty file: an empty list
-  return std::string(trim(line));
-}
 
 std::string node_dir(const std::string& sysfs_root) {
   return sysfs_root + "/devices/system/node";
@@ -50,13 +34,13 @@ std::optional<std::vector<int>> parse_cpulist(std::string_view text) {
     const auto dash = item.find('-');
     const auto colon = item.find(':');
     if (colon != std::string_view::npos && dash == std::string_view::npos) return std::nullopt;
-    const auto first = parse_int(item.substr(0, dash));
+    const auto first = parse_sysfs_int(item.substr(0, dash));
     std::optional<int> last = first;
     std::optional<int> stride = 1;
     if (dash != std::string_view::npos) {
-      last = parse_int(item.substr(dash + 1, colon == std::string_view::npos ? std::string_view::npos
+      last = parse_sysfs_int(item.substr(dash + 1, colon == std::string_view::npos ? std::string_view::npos
                                                                              : colon - dash - 1));
-      if (colon != std::string_view::npos) stride = parse_int(item.substr(colon + 1));
+      if (colon != std::string_view::npos) stride = parse_sysfs_int(item.substr(colon + 1));
     }
     if (!first || !last || !stride || *first < 0 || *last < *first || *last > max_listed_cpu ||
         *stride < 1)
@@ -71,13 +55,13 @@ std::optional<std::vector<int>> parse_cpulist(std::string_view text) {
 }
 
 std::vector<int> online_nodes(const std::string& sysfs_root) {
-  const auto line = read_first_line(node_dir(sysfs_root) + "/online");
+  const auto line = read_sysfs_line(node_dir(sysfs_root) + "/online");
   if (!line) return {};
   return parse_cpulist(*line).value_or(std::vector<int>{});
 }
 
 std::optional<std::string> node_cpulist(int node, const std::string& sysfs_root) {
-  return read_first_line(fmt::format("{}/node{}/cpulist", node_dir(sysfs_root), node));
+  return read_sysfs_line(fmt::format("{}/node{}/cpulist", node_dir(sysfs_root), node));
 }
 
 pci_numa read_pci_numa(std::string_view bus_id, const std::string& sysfs_root) {
@@ -88,9 +72,9 @@ pci_numa read_pci_numa(std::string_view bus_id, const std::string& sysfs_root) {
     return out;
   }
   const std::string dir = sysfs_root + "/bus/pci/devices/" + address;
-  out.local_cpus = read_first_line(dir + "/local_cpulist");
-  const auto line = read_first_line(dir + "/numa_node");
-  const auto node = line ? parse_int(*line) : std::nullopt;
+  out.local_cpus = read_sysfs_line(dir + "/local_cpulist");
+  const auto line = read_sysfs_line(dir + "/numa_node");
+  const auto node = line ? parse_sysfs_int(*line) : std::nullopt;
   if (!line)
     out.reason = "no " + dir + "/numa_node";
   else if (!node)
@@ -114,7 +98,7 @@ std::string numa_request::text() const {
 numa_request parse_numa_request(std::string_view text, const std::vector<int>& online) {
   if (text == "auto") return {};
   if (text == "none") return {numa_request::mode::none, -1};
-  const auto node = parse_int(text);
+  const auto node = parse_sysfs_int(text);
   if (!node || *node < 0 || text != trim(text))
     throw input_error({}, "--numa",
                       fmt::format("expected auto, none or a NUMA node number, got \"{}\"", text));

@@ -4,31 +4,22 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "core/text.hpp"
+#include "device/sysfs_file.hpp"
 
 namespace pinbench::device {
 
 namespace {
 
-std::optional<std::string> read_line(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::string line;
-  if (!std::getline(in, line)) return std::nullopt;
-  return std::string(trim(line));
-}
-
+// "16", or "x16" as some tools write it.
 std::optional<int> parse_width(std::string_view text) {
   text = trim(text);
   if (!text.empty() && (text.front() == 'x' || text.front() == 'X')) text.remove_prefix(1);
-  int width = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), width);
-  if (ec != std::errc() || end != text.data() + text.size() || width <= 0) return std::nullopt;
-  return width;
+  const auto width = parse_sysfs_int(text);
+  return width && *width > 0 ? width : std::nullopt;
 }
 
 // Per-lane transfer rate of each generation, GT/s (PCI-SIG's published rates).
@@ -86,11 +77,11 @@ pcie_link read_pcie_link(std::string_view bus_id, const std::string& sysfs_root)
   if (address.empty()) return out;
   const fs::path dir = fs::path(sysfs_root) / "bus" / "pci" / "devices" / address;
   const auto gen = [](const fs::path& file) -> std::optional<int> {
-    const auto line = read_line(file);
+    const auto line = read_sysfs_line(file);
     return line ? pcie_gen_from_speed(*line) : std::nullopt;
   };
   const auto width = [](const fs::path& file) -> std::optional<int> {
-    const auto line = read_line(file);
+    const auto line = read_sysfs_line(file);
     return line ? parse_width(*line) : std::nullopt;
   };
   out.gen = gen(dir / "current_link_speed");
