@@ -14,6 +14,7 @@
 #include "device/platform.hpp"
 #include "dist/communicator.hpp"
 #include "round_processes.hpp"
+#include "run/case_telemetry.hpp"
 #include "run/execute.hpp"
 #include "run/plan.hpp"
 #include "run_args.hpp"
@@ -198,11 +199,7 @@ runner add_run(CLI::App& app) {
                   "off, or an NVML device index")
       ->check(CLI::Validator(
           [](const std::string& v) -> std::string {
-            const bool index = !v.empty() && v.size() <= 4 &&
-                               std::all_of(v.begin(), v.end(), [](char ch) {
-                                 return ch >= '0' && ch <= '9';
-                               });
-            return v == "auto" || v == "off" || index
+            return run::parse_telemetry_device(v)
                        ? std::string()
                        : "expected auto, off or an NVML device index, got \"" + v + "\"";
           },

@@ -40,12 +40,28 @@ class case_telemetry::guard final : public measure::sample_guard {
   telemetry::watch& watch_;
 };
 
+std::optional<telemetry_device_choice> parse_telemetry_device(std::string_view text) {
+  using what = telemetry_device_choice::what;
+  if (text == "auto") return telemetry_device_choice{what::automatic};
+  if (text == "off") return telemetry_device_choice{what::off};
+  int index = -1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), index);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || index < 0)
+    return std::nullopt;
+  return telemetry_device_choice{what::index, index};
+}
+
 case_telemetry::case_telemetry(device::backend& dev, const std::string& which,
                                bool discard_on_throttle)
     : discard_(discard_on_throttle) {
-  if (which == "off") {
+  const auto choice = parse_telemetry_device(which);
+  if (!choice)
+    throw input_error(fmt::format(
+        "--telemetry-device: expected auto, off or an NVML device index, got \"{}\"", which));
+  using what = telemetry_device_choice::what;
+  if (choice->kind == what::off) {
     reason_ = "turned off (--telemetry-device off)";
-  } else if (which == "auto") {
+  } else if (choice->kind == what::automatic) {
     if (dev.emulated()) {
       reason_ = "host backend: no GPU is watched (--telemetry-device N watches NVML device N)";
     } else if (const auto bus_id = dev.describe().pci_bus_id) {
@@ -56,13 +72,8 @@ case_telemetry::case_telemetry(device::backend& dev, const std::string& which,
       reason_ = "the device's PCI bus id is unknown";
     }
   } else {
-    int index = -1;
-    const auto [end, ec] = std::from_chars(which.data(), which.data() + which.size(), index);
-    if (ec != std::errc() || end != which.data() + which.size() || index < 0)
-      throw input_error(fmt::format(
-          "--telemetry-device: expected auto, off or an NVML device index, got \"{}\"", which));
     asked_ = true;
-    watch_ = telemetry::watch::by_index(index, reason_);
+    watch_ = telemetry::watch::by_index(choice->index, reason_);
   }
   if (watch_ && discard_) guard_ = std::make_unique<guard>(*watch_);
 }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "device/backend.hpp"
 #include "device/telemetry/telemetry.hpp"
@@ -13,6 +14,14 @@
 #include "result/result.hpp"
 
 namespace pinbench::run {
+
+/// `run --telemetry-device`: auto, off, or an NVML device index.
+struct telemetry_device_choice {
+  enum class what { automatic, off, index } kind = what::automatic;
+  int index = -1;
+};
+/// The choice `text` names; nothing for any other text (the caller says what was expected).
+[[nodiscard]] std::optional<telemetry_device_choice> parse_telemetry_device(std::string_view text);
 
 class case_telemetry {
  public:
