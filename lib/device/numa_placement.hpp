@@ -10,7 +10,7 @@
 
 namespace pinbench::device {
 
-/// What a case records of its placement (as the case extra `numa`: kinds/numa_json.hpp).
+/// What a case records of its placement (as the case extra `numa`: kinds/conditions_json.hpp).
 struct numa_record {
   std::optional<int> node;  ///< none: no node was chosen
   std::string cpus;

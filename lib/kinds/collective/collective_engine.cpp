@@ -1,6 +1,6 @@
-// Kind `collective`'s engine. A sample times `iterations` collectives on the host clock, all
-// enqueued back to back and waited for once at the end (nccl-tests' method: time per
-// collective = span / iterations). algbw = size / time, busbw = algbw x the op's bus factor
+// Kind `collective`'s engine. A sample times `iterations` collectives on the host clock, as the
+// group runs them (NCCL and the host ring: back to back and waited for once at the end,
+// nccl-tests' method; time per collective = span / iterations). algbw = size / time, busbw = algbw x the op's bus factor
 // (absent with one rank: nothing crosses a link). After sampling, every rank's result is
 // checked against sums computed here.
 #include "kinds/collective/collective_engine.hpp"
@@ -19,6 +19,7 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "kinds/collective/collective_params.hpp"
+#include "kinds/conditions_json.hpp"
 #include "measure/protocol.hpp"
 
 namespace pinbench::kinds::collective {
@@ -351,7 +352,7 @@ class collective_engine final : public measure::engine {
                         {"dtype", cl::to_string(p.type)}};
     r.extra["iterations"] = iterations;
     // busbw over a link ceiling needs the link the data crosses, which no group can name.
-    r.extra["link_ceiling"] = {{"gbps", nullptr}, {"reason", run.group().no_ceiling_reason()}};
+    r.extra["link_ceiling"] = link_ceiling_json({.reason = run.group().no_ceiling_reason()});
     r.extra["timing"] = fmt::format("host clock around {} collective{}, {}", iterations,
                                     iterations == 1 ? "" : "s", run.group().iteration_timing());
     return r;

@@ -18,7 +18,7 @@
 #include "core/units.hpp"
 #include "device/event_stock.hpp"
 #include "device/numa_placement.hpp"
-#include "kinds/numa_json.hpp"
+#include "kinds/conditions_json.hpp"
 #include "kinds/loader/loader_params.hpp"
 #include "image/jpeg.hpp"
 #include "loader/jpeg_source.hpp"

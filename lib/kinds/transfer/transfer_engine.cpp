@@ -16,7 +16,7 @@
 #include "core/sysinfo.hpp"
 #include "core/units.hpp"
 #include "device/numa_placement.hpp"
-#include "kinds/numa_json.hpp"
+#include "kinds/conditions_json.hpp"
 #include "kinds/transfer/transfer_params.hpp"
 #include "kinds/transfer/transfer_verdict.hpp"
 #include "measure/protocol.hpp"
@@ -385,11 +385,6 @@ device::link_ceiling for_lanes(device::link_ceiling c, std::size_t lanes, bool l
   return c;
 }
 
-nlohmann::json ceiling_json(const device::link_ceiling& c) {
-  if (c.gbps) return {{"gbps", *c.gbps}, {"source", c.source}};
-  return {{"gbps", nullptr}, {"reason", c.reason}};
-}
-
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
@@ -507,7 +502,7 @@ class transfer_engine final : public measure::engine {
       for (const double gbps : bandwidth.get().samples) link_fraction.add(gbps / *ceiling.gbps);
     }
     r.extra["backend"] = std::string(ctx.dev.name());
-    r.extra["link_ceiling"] = ceiling_json(ceiling);
+    r.extra["link_ceiling"] = link_ceiling_json(ceiling);
     r.extra["bytes_per_copy"] = p.bytes;
     r.extra["copies_per_sample"] = p.copies;
     r.extra["numa"] = numa_json(numa.record());

@@ -1,4 +1,4 @@
-#include "kinds/numa_json.hpp"
+#include "kinds/conditions_json.hpp"
 
 namespace pinbench::kinds {
 
@@ -10,6 +10,11 @@ nlohmann::json numa_json(const device::numa_record& r) {
                         {"requested", r.requested}};
   if (r.buffer_node) out["buffer_node"] = *r.buffer_node;
   return out;
+}
+
+nlohmann::json link_ceiling_json(const device::link_ceiling& c) {
+  if (c.gbps) return {{"gbps", *c.gbps}, {"source", c.source}};
+  return {{"gbps", nullptr}, {"reason", c.reason}};
 }
 
 }  // namespace pinbench::kinds
