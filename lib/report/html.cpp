@@ -156,6 +156,11 @@ std::string scenario_section(const result::scenario_result& s, std::size_t index
                                  ": median of each headline metric (\u00b1 relative "
                                  "standard deviation; a percentage \u00b1 points), samples, "
                                  "stop reason and status");
+  if (const auto conditions = detail::scenario_conditions(s); !conditions.empty()) {
+    out += "<h3>Conditions</h3>\n<ul class=\"conditions\">\n";
+    for (const auto& line : conditions) out += "<li>" + escape(line) + "</li>\n";
+    out += "</ul>\n";
+  }
   std::string warnings;
   for (const auto& c : s.cases)
     for (const auto& w : c.warnings)

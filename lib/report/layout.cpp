@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -183,6 +184,104 @@ std::string header_line(const result::run_result& r) {
 
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : " \u00b7 ") + p;
+  return out;
+}
+
+namespace {
+
+// Each distinct text once, in the order first seen.
+void add_once(std::vector<std::string>& to, std::string text) {
+  if (std::find(to.begin(), to.end(), text) == to.end()) to.push_back(std::move(text));
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : "; ") + i;
+  return out;
+}
+
+std::optional<std::string> link_line(const result::scenario_result& s) {
+  std::vector<std::string> texts;
+  for (const auto& c : s.cases) {
+    const auto it = c.extra.find("link_ceiling");
+    if (it == c.extra.end() || !it->is_object()) continue;
+    const std::string source = it->value("source", "");
+    if (source.rfind("host memcpy", 0) == 0)  // one per size: say what they are, once
+      add_once(texts, "a host memcpy of each case's size, measured in the run");
+    else if (!source.empty())
+      add_once(texts, source);
+    else
+      add_once(texts, "none: " + it->value("reason", std::string("?")));
+  }
+  if (texts.empty()) return std::nullopt;
+  return "link ceiling: " + joined(texts);
+}
+
+std::optional<std::string> telemetry_line(const result::scenario_result& s) {
+  std::size_t watched = 0, throttled = 0;
+  std::int64_t discarded = 0;
+  std::vector<std::string> reasons;
+  std::optional<std::int64_t> low, high, top;
+  for (const auto& c : s.cases) {
+    const auto it = c.extra.find("telemetry");
+    if (it == c.extra.end() || !it->is_object() || !it->contains("before")) continue;
+    ++watched;
+    if (it->value("throttled", false)) ++throttled;
+    discarded += it->value("discarded_samples", std::int64_t{0});
+    for (const auto& r : it->value("reasons_seen", nlohmann::json::array()))
+      if (r.is_string() && r != "gpu_idle") add_once(reasons, r.get<std::string>());
+    for (const char* when : {"before", "after"}) {
+      const auto& snap = (*it)[when];
+      if (!snap.is_object()) continue;
+      if (const auto v = snap.find("sm_clock_mhz"); v != snap.end() && v->is_number_integer()) {
+        const auto mhz = v->get<std::int64_t>();
+        low = low ? std::min(*low, mhz) : mhz;
+        high = high ? std::max(*high, mhz) : mhz;
+      }
+      if (const auto v = snap.find("sm_clock_max_mhz"); v != snap.end() && v->is_number_integer())
+        top = v->get<std::int64_t>();
+    }
+  }
+  if (watched == 0) return std::nullopt;
+  std::string out = fmt::format("GPU telemetry: {} of {} case(s) watched", watched, s.cases.size());
+  if (low)
+    out += fmt::format("; SM clock {}-{} MHz{} before and after them", *low, *high,
+                       top ? fmt::format(" of {}", *top) : std::string());
+  out += throttled == 0 ? std::string("; none throttled")
+                        : fmt::format("; {} throttled ({})", throttled, joined(reasons));
+  if (discarded > 0) out += fmt::format("; {} sample(s) discarded and taken again", discarded);
+  return out;
+}
+
+std::optional<std::string> numa_line(const result::scenario_result& s) {
+  std::size_t recorded = 0, placed = 0, none_asked = 0;
+  std::vector<std::string> nodes, problems;
+  for (const auto& c : s.cases) {
+    const auto it = c.extra.find("numa");
+    if (it == c.extra.end() || !it->is_object()) continue;
+    ++recorded;
+    if (it->value("requested", "") == "none") ++none_asked;
+    if (it->value("placed", false)) ++placed;
+    if (const auto n = it->find("node"); n != it->end() && n->is_number_integer())
+      add_once(nodes, std::to_string(n->get<int>()));
+    const std::string reason = it->value("reason", "");
+    if (const auto at = reason.find("not placed: "); at != std::string::npos)
+      add_once(problems, reason.substr(at + 12));
+  }
+  if (recorded == 0) return std::nullopt;
+  if (none_asked == recorded) return "NUMA: no placement asked (--numa none)";
+  std::string out = fmt::format("NUMA: {} of {} case(s) placed", placed, recorded);
+  if (!nodes.empty()) out += " on node " + joined(nodes);
+  if (!problems.empty()) out += "; not placed: " + joined(problems);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> scenario_conditions(const result::scenario_result& s) {
+  std::vector<std::string> out;
+  for (auto line : {link_line(s), telemetry_line(s), numa_line(s)})
+    if (line) out.push_back(std::move(*line));
   return out;
 }
 

@@ -46,6 +46,12 @@ struct grid {
 /// cut to `message_limit` characters; 0 keeps it whole). Newlines in messages become spaces.
 [[nodiscard]] grid scenario_grid(const result::scenario_result& s, std::size_t message_limit);
 
+/// What a reader needs to judge the scenario's figures, one line each, from its cases' extras
+/// (README: How to judge a figure): the link ceiling(s) behind "% of link", the GPU's clocks and
+/// throttling while the cases ran (when one was watched), and where host memory was placed.
+/// Empty when the cases record none of these.
+[[nodiscard]] std::vector<std::string> scenario_conditions(const result::scenario_result& s);
+
 /// "pinbench 0.1.0 · backend: host (emulated: X) · CPU · created".
 [[nodiscard]] std::string header_line(const result::run_result& r);
 

@@ -55,6 +55,10 @@ std::string to_markdown(const result::run_result& r) {
     out += rule_line + "\n";
     for (const auto& row : g.rows) out += table_row(row);
     if (!s.verdict.empty()) out += "\n**Verdict:** " + markdown_cell(s.verdict) + "\n";
+    if (const auto conditions = detail::scenario_conditions(s); !conditions.empty()) {
+      out += "\n**Conditions:**\n\n";
+      for (const auto& line : conditions) out += "- " + markdown_line(line) + "\n";
+    }
     bool first = true;
     for (const auto& c : s.cases)
       for (const auto& w : c.warnings) {

@@ -78,6 +78,8 @@ void draw_scenario(std::string& out, const result::scenario_result& s,
     out += draw_row(cells, g.columns, widths) + "\n";
   }
   if (!s.verdict.empty()) out += paint("verdict: ", bold, color) + s.verdict + "\n";
+  for (const auto& line : detail::scenario_conditions(s))
+    out += paint("conditions: ", bold, color) + line + "\n";
   for (const auto& c : s.cases)
     for (const auto& w : c.warnings)
       out +=

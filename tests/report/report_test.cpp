@@ -19,6 +19,7 @@
 #include "core/error.hpp"
 #include "gate/fixtures.hpp"
 #include "golden.hpp"
+#include "report/layout.hpp"
 #include "report/report.hpp"
 #include "result/result_io.hpp"
 
@@ -552,4 +553,55 @@ TEST_CASE("a result file can come through a pipe, a FIFO without a writer does n
   CHECK_THROWS_WITH(result::read_result_file("/dev/zero"),
                     "/dev/zero: is a character device, expected a regular file");
   fs::remove_all(dir);
+}
+
+TEST_CASE("each report says under what conditions a scenario's figures were taken",
+          "[report][conditions]") {
+  result::scenario_result s;
+  s.name = "t";
+  s.kind = "transfer";
+  for (int i = 0; i < 2; ++i) {
+    auto c = testing::make_case(i == 0 ? "bytes=1MiB" : "bytes=16MiB",
+                       {make_metric("bandwidth", "GB/s", "higher", {50, 51})});
+    c.extra["link_ceiling"] = {{"gbps", 63.0},
+                               {"source", "PCIe gen5 x16 (sysfs, 128b/130b): 63.0 GB/s per "
+                                          "direction"}};
+    c.extra["telemetry"] = {{"device", 0},
+                            {"before", {{"sm_clock_mhz", 1980}, {"sm_clock_max_mhz", 1980}}},
+                            {"after", {{"sm_clock_mhz", i == 0 ? 1980 : 1410},
+                                       {"sm_clock_max_mhz", 1980}}},
+                            {"reasons_seen", i == 0 ? json::array({"gpu_idle"})
+                                                    : json::array({"hw_thermal_slowdown"})},
+                            {"throttled", i == 1},
+                            {"discarded_samples", i == 1 ? 4 : 0}};
+    c.extra["numa"] = {{"node", 1}, {"cpus", "16-31"}, {"placed", i == 0},
+                       {"requested", "auto"},
+                       {"reason", i == 0 ? "the GPU's node"
+                                         : "the GPU's node; not placed: set_mempolicy: EPERM"}};
+    s.cases.push_back(std::move(c));
+  }
+  const auto lines = report::detail::scenario_conditions(s);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == "link ceiling: PCIe gen5 x16 (sysfs, 128b/130b): 63.0 GB/s per direction");
+  CHECK(lines[1] == "GPU telemetry: 2 of 2 case(s) watched; SM clock 1410-1980 MHz of 1980 "
+                    "before and after them; 1 throttled (hw_thermal_slowdown); 4 sample(s) "
+                    "discarded and taken again");
+  CHECK(lines[2] == "NUMA: 1 of 2 case(s) placed on node 1; not placed: set_mempolicy: EPERM");
+
+  result::run_result r;
+  r.backend = "cuda";
+  r.scenarios.push_back(s);
+  CHECK_THAT(report::to_html(r), Catch::Contains("<li>NUMA: 1 of 2 case(s) placed on node 1"));
+  CHECK_THAT(report::to_markdown(r), Catch::Contains("- GPU telemetry: 2 of 2 case(s) watched"));
+
+  SECTION("cases that record none of it give no conditions") {
+    for (auto& c : s.cases) c.extra.clear();
+    CHECK(report::detail::scenario_conditions(s).empty());
+  }
+  SECTION("--numa none is said once, not as a failure") {
+    for (auto& c : s.cases)
+      c.extra["numa"] = {{"node", nullptr}, {"placed", false}, {"requested", "none"},
+                         {"reason", "--numa none"}};
+    CHECK(report::detail::scenario_conditions(s).back() == "NUMA: no placement asked (--numa none)");
+  }
 }
