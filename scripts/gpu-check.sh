@@ -165,7 +165,7 @@ say() { printf 'gpu-check: [%3ds] %s\n' "$((SECONDS - started))" "$*" | tee -a "
 
 # NCCL before the first step, so that every step (the GPU tests' collective test too, which
 # would otherwise find none and pass with a warning) uses the same one: PyTorch's wheel's
-# when pinbench's own search would not find one.
+# whenever PINBENCH_NCCL_LIBRARY is unset (the NCCL the torch peers use too).
 if [[ -z ${PINBENCH_NCCL_LIBRARY:-} ]] && command -v python3 >/dev/null; then
   nccl=$(timeout 30 python3 -c 'import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null || true)
   [[ -n $nccl && -f $nccl ]] && export PINBENCH_NCCL_LIBRARY=$nccl
