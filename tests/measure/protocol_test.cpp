@@ -336,19 +336,26 @@ struct listed_spoiler final : sample_guard {
   int kept = 0;
 };
 
+// A case of `samples` samples whose metric "value" records each sample's number (from 1), so
+// that which ones were dropped shows.
+result::case_result numbered_samples(int samples) {
+  result::case_result r;
+  const auto m = declare(r, "value", "count", result::direction::higher);
+  int taken = 0;
+  measure_case(r, fixed(0, samples), {.warm_up = [] {}, .sample = [&]() -> std::optional<double> {
+                                        m.add(++taken);
+                                        return 1.0;
+                                      }});
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("a spoiled sample is thrown away and taken again", "[measure][protocol][telemetry]") {
   listed_spoiler guard;
   guard.spoiled_samples = {2, 3};
   const scoped_sample_guard installed(guard);
-  result::case_result r;
-  const auto m = declare(r, "value", "count", result::direction::higher);
-  int taken = 0;
-  measure_case(r, fixed(0, 4), {.warm_up = [] {}, .sample = [&]() -> std::optional<double> {
-                                  m.add(++taken);
-                                  return 1.0;
-                                }});
+  const auto r = numbered_samples(4);
   CHECK(guard.discards == 2);
   CHECK(r.find("value")->samples == std::vector<double>{1, 4, 5, 6});
   CHECK(r.warnings.empty());
@@ -359,13 +366,7 @@ TEST_CASE("a device spoiling every sample has them kept, the guard told, after m
   listed_spoiler guard;
   for (int n = 1; n <= 100; ++n) guard.spoiled_samples.push_back(n);
   const scoped_sample_guard installed(guard);
-  result::case_result r;
-  const auto m = declare(r, "value", "count", result::direction::higher);
-  int taken = 0;
-  measure_case(r, fixed(0, 3), {.warm_up = [] {}, .sample = [&]() -> std::optional<double> {
-                                  m.add(++taken);
-                                  return 1.0;
-                                }});
+  const auto r = numbered_samples(3);
   CHECK(guard.discards == 3);
   CHECK(guard.kept == 3);
   CHECK(r.find("value")->samples == std::vector<double>{4, 5, 6});
@@ -374,13 +375,7 @@ TEST_CASE("a device spoiling every sample has them kept, the guard told, after m
 
 TEST_CASE("without a guard installed every sample is kept", "[measure][protocol][telemetry]") {
   REQUIRE(current_sample_guard() == nullptr);
-  result::case_result r;
-  const auto m = declare(r, "value", "count", result::direction::higher);
-  int taken = 0;
-  measure_case(r, fixed(0, 4), {.warm_up = [] {}, .sample = [&]() -> std::optional<double> {
-                                  m.add(++taken);
-                                  return 1.0;
-                                }});
+  const auto r = numbered_samples(4);
   CHECK(r.find("value")->samples == std::vector<double>{1, 2, 3, 4});
   CHECK(r.warnings.empty());
 }
