@@ -276,11 +276,21 @@ std::optional<std::string> numa_line(const result::scenario_result& s) {
   return out;
 }
 
+// Why a column is "-" throughout: a collective of one rank has no busbw (case extra busbw_reason).
+std::optional<std::string> absent_busbw_line(const result::scenario_result& s) {
+  std::vector<std::string> reasons;
+  for (const auto& c : s.cases)
+    if (const auto it = c.extra.find("busbw_reason"); it != c.extra.end() && it->is_string())
+      add_once(reasons, it->get<std::string>());
+  if (reasons.empty()) return std::nullopt;
+  return "no busbw: " + joined(reasons);
+}
+
 }  // namespace
 
 std::vector<std::string> scenario_conditions(const result::scenario_result& s) {
   std::vector<std::string> out;
-  for (auto line : {link_line(s), telemetry_line(s), numa_line(s)})
+  for (auto line : {link_line(s), telemetry_line(s), numa_line(s), absent_busbw_line(s)})
     if (line) out.push_back(std::move(*line));
   return out;
 }

@@ -48,7 +48,8 @@ struct grid {
 
 /// What a reader needs to judge the scenario's figures, one line each, from its cases' extras
 /// (README: How to judge a figure): the link ceiling(s) behind "% of link", the GPU's clocks and
-/// throttling while the cases ran (when one was watched), and where host memory was placed.
+/// throttling while the cases ran (when one was watched), where host memory was placed, and why
+/// a collective has no busbw.
 /// Empty when the cases record none of these.
 [[nodiscard]] std::vector<std::string> scenario_conditions(const result::scenario_result& s);
 

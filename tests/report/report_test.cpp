@@ -598,6 +598,15 @@ TEST_CASE("each report says under what conditions a scenario's figures were take
     for (auto& c : s.cases) c.extra.clear();
     CHECK(report::detail::scenario_conditions(s).empty());
   }
+  SECTION("a collective of one rank says why its busbw column is empty") {
+    for (auto& c : s.cases) {
+      c.extra.clear();
+      c.extra["busbw_reason"] = "one rank: no data crosses a link, so there is no bus bandwidth";
+    }
+    CHECK(report::detail::scenario_conditions(s) ==
+          std::vector<std::string>{
+              "no busbw: one rank: no data crosses a link, so there is no bus bandwidth"});
+  }
   SECTION("--numa none is said once, not as a failure") {
     for (auto& c : s.cases)
       c.extra["numa"] = {{"node", nullptr}, {"placed", false}, {"requested", "none"},
