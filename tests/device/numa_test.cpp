@@ -3,10 +3,14 @@
 #include <catch2/catch.hpp>
 
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/error.hpp"
@@ -195,6 +199,14 @@ TEST_CASE("numa: placement on this machine is consistent, and undone at scope ex
   cpu_set_t before;
   CPU_ZERO(&before);
   REQUIRE(::sched_getaffinity(0, sizeof before, &before) == 0);
+  // The thread's memory policy before the scope (mode and node mask), where the kernel tells it.
+  const auto policy = [] {
+    int mode = -1;
+    std::array<unsigned long, 16> mask{};
+    const long rc = ::syscall(SYS_get_mempolicy, &mode, mask.data(), mask.size() * 64, nullptr, 0);
+    return std::make_tuple(rc, mode, mask);
+  };
+  const auto policy_before = policy();
   {
     numa_scope scope(t);
     std::vector<char> buffer(1 << 20, 1);  // touched under the scope's policy
@@ -214,6 +226,7 @@ TEST_CASE("numa: placement on this machine is consistent, and undone at scope ex
   CPU_ZERO(&after);
   REQUIRE(::sched_getaffinity(0, sizeof after, &after) == 0);
   CHECK(CPU_EQUAL(&before, &after));
+  CHECK(policy() == policy_before);
 }
 
 TEST_CASE("numa: no node, no placement: placed is false with the target's reason",
