@@ -3,7 +3,8 @@
 //   FAKE_NVML_THROTTLE_AFTER=N  the clock event reasons calls after the N-th report HW thermal
 //                               slowdown (0: from the first call). Counting calls, not time,
 //                               keeps the tests independent of the machine's load.
-// Built twice: FAKE_NVML_NO_POWER leaves nvmlDeviceGetPowerUsage out (a partial library).
+// Built twice: FAKE_NVML_NO_POWER is an older, partial library: no nvmlDeviceGetPowerUsage, and
+// the clock event reasons under their name before driver 535 (...ClocksThrottleReasons).
 // C++ only for the build's sake (C is not enabled in every build); the interface is NVML's C.
 #include <atomic>
 #include <cstdio>
@@ -88,8 +89,12 @@ EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d, int type, unsigned
   return SUCCESS;
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d,
-                                                           unsigned long long* reasons) {
+#ifdef FAKE_NVML_NO_POWER
+#define FAKE_NVML_REASONS nvmlDeviceGetCurrentClocksThrottleReasons
+#else
+#define FAKE_NVML_REASONS nvmlDeviceGetCurrentClocksEventReasons
+#endif
+EXPORT nvmlReturn_t FAKE_NVML_REASONS(nvmlDevice_t d, unsigned long long* reasons) {
   (void)d;
   const long call = reason_calls.fetch_add(1) + 1;
   const char* after = std::getenv("FAKE_NVML_THROTTLE_AFTER");
