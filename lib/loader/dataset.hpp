@@ -104,6 +104,10 @@ class dataset {
   void produce(std::uint64_t index, std::byte* out, sample_header& header,
                sample_cost* cost = nullptr) const;
 
+  /// The memory source's block the samples are read from (touched when the dataset is made), or
+  /// null for the other sources: where NUMA placement put the case's data.
+  [[nodiscard]] const std::byte* memory_block() const noexcept { return memory_; }
+
   /// The jpeg source (its images, counters), or null for the other sources.
   [[nodiscard]] const jpeg_source* jpeg() const noexcept { return jpeg_.get(); }
 

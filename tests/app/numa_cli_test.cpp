@@ -51,7 +51,9 @@ void check_numa_record(const json& numa, const std::string& requested) {
   CHECK_FALSE(numa["reason"].get<std::string>().empty());
   if (numa["placed"].get<bool>()) {
     REQUIRE(numa["node"].is_number_integer());
-    if (numa.contains("buffer_node")) CHECK(numa["buffer_node"] == numa["node"]);
+    // Transfer cases observe their host buffer, loader cases (memory source) their dataset.
+    REQUIRE(numa.contains("buffer_node"));
+    CHECK(numa["buffer_node"] == numa["node"]);
   }
   if (numa["node"].is_null()) CHECK(numa["placed"] == false);
 }

@@ -368,6 +368,7 @@ class loader_engine final : public measure::engine {
     // Before the pinned pool, streams and workers exist, for the whole case (see numa_scope).
     device::numa_scope numa(ctx.numa);
     loader_run run(p, ctx.dev);
+    if (const std::byte* block = run.data().memory_block(); block != nullptr) numa.observe(block);
 
     // Every metric is declared before sampling, in the order the result lists them.
     const bool compute = p.compute_ns > 0;
