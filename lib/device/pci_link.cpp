@@ -98,6 +98,14 @@ pcie_link read_pcie_link(std::string_view bus_id, const std::string& sysfs_root)
   return out;
 }
 
+link_ceiling pcie_link_ceiling(int gen, int width, std::string_view where) {
+  const auto gbps = pcie_gbps_per_direction(gen, width);
+  if (!gbps) return {.reason = fmt::format("no figure for a PCIe gen{} x{} link", gen, width)};
+  return {.gbps = gbps,
+          .source = fmt::format("PCIe gen{} x{} ({}, {}): {:.1f} GB/s per direction", gen, width,
+                                where, pcie_encoding_name(gen), *gbps)};
+}
+
 link_ceiling pcie_ceiling(const pcie_link& link, std::string_view address) {
   link_ceiling out;
   // The maximum is what the link trains to under load; the current value stands in only where
@@ -111,10 +119,8 @@ link_ceiling pcie_ceiling(const pcie_link& link, std::string_view address) {
         address);
     return out;
   }
-  out.gbps = pcie_gbps_per_direction(*gen, *width);
-  out.source = fmt::format("PCIe gen{} x{} (sysfs, {}): {:.1f} GB/s per direction", *gen, *width,
-                           pcie_encoding_name(*gen), *out.gbps);
-  if (link.gen && link.width && (*link.gen != *gen || *link.width != *width))
+  out = pcie_link_ceiling(*gen, *width, "sysfs");
+  if (out.gbps && link.gen && link.width && (*link.gen != *gen || *link.width != *width))
     out.source += fmt::format("; the link read gen{} x{} at the time (an idle GPU trains down)",
                               *link.gen, *link.width);
   return out;

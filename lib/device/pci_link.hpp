@@ -43,6 +43,11 @@ struct link_ceiling {
 /// "FLIT 242/256".
 [[nodiscard]] std::string_view pcie_encoding_name(int gen);
 
+/// The ceiling of a PCIe link of generation `gen` and `width` lanes, read from `where`
+/// ("sysfs", "NVML"): "PCIe gen5 x16 (sysfs, 128b/130b): 63.0 GB/s per direction". None, with
+/// the reason, for a generation or width it has no figure for.
+[[nodiscard]] link_ceiling pcie_link_ceiling(int gen, int width, std::string_view where);
+
 /// The link of the device `bus_id` (CUDA's "0000:17:00.0" or NVML's "00000000:17:00.0"), read from
 /// <sysfs_root>/bus/pci/devices/<address>/{current,max}_link_{speed,width}, and the port
 /// above it; each value absent when unreadable.

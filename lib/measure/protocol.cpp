@@ -8,8 +8,6 @@
 #include "measure/sample_guard.hpp"
 #include "measure/sampler.hpp"
 
-#include <fmt/format.h>
-
 namespace pinbench::measure {
 
 void metric_handle::append(const std::vector<double>& values) const {

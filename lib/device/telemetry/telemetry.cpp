@@ -209,13 +209,8 @@ link_ceiling nvml_link_ceiling(const std::string& bus_id) {
   const snapshot s = w->read();
   const auto gen = s.pcie_gen_max ? s.pcie_gen_max : s.pcie_gen;
   const auto width = s.pcie_width_max ? s.pcie_width_max : s.pcie_width;
-  const auto gbps = gen && width ? pcie_gbps_per_direction(static_cast<int>(*gen),
-                                                           static_cast<int>(*width))
-                                 : std::nullopt;
-  if (!gbps) return {.reason = fmt::format("NVML gives no PCIe link for {}", bus_id)};
-  return {.gbps = gbps,
-          .source = fmt::format("PCIe gen{} x{} (NVML, {}): {:.1f} GB/s per direction", *gen,
-                                *width, pcie_encoding_name(static_cast<int>(*gen)), *gbps)};
+  if (!gen || !width) return {.reason = fmt::format("NVML gives no PCIe link for {}", bus_id)};
+  return pcie_link_ceiling(static_cast<int>(*gen), static_cast<int>(*width), "NVML");
 }
 
 }  // namespace pinbench::device::telemetry
