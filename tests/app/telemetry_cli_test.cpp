@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -205,13 +206,11 @@ TEST_CASE("run --telemetry-device takes auto, off or an index", "[cli][telemetry
   CHECK_THAT(o.err, Catch::Contains("expected auto, off or an NVML device index"));
 }
 
-}  // namespace pinbench::testing
-
 TEST_CASE("a GPU asked for and not watched is a run warning, not only a line in each case",
           "[cli][telemetry]") {
   const telemetry_env lib("PINBENCH_NVML_LIBRARY", fake_nvml_library());
   const auto scenario = small_transfer_scenario("telemetry-unwatched");
-  const auto out = (fs::path(scenario).parent_path() / "r.json").string();
+  const auto out = (std::filesystem::path(scenario).parent_path() / "r.json").string();
   REQUIRE(run_pinbench("run " + scenario + " --backend host -q --telemetry-device 9 --out " + out)
               .code == 0);
   std::ifstream in(out);
@@ -220,3 +219,5 @@ TEST_CASE("a GPU asked for and not watched is a run warning, not only a line in 
              Catch::Contains("no GPU telemetry (clocks, throttling) in this run: no NVML device 9"));
   CHECK(r["scenarios"][0]["cases"][0]["info"]["telemetry"]["available"] == false);
 }
+
+}  // namespace pinbench::testing
