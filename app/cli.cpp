@@ -58,6 +58,7 @@ int run_cli(int argc, char** argv) {
   add(add_info);
   add(add_compare);
   add(add_report);
+  add(add_tune);
 
   try {
     cli.parse(argc, argv);

@@ -16,6 +16,7 @@ runner add_list(CLI::App& app);
 runner add_info(CLI::App& app);
 runner add_compare(CLI::App& app);  ///< app/cmd_compare.cpp
 runner add_report(CLI::App& app);   ///< app/cmd_report.cpp
+runner add_tune(CLI::App& app);     ///< app/cmd_tune.cpp
 
 /// Parses argv (argv[0] the program), runs the subcommand and returns the exit code; every error
 /// is one line on stderr. What `main` does, callable in-process by tests.

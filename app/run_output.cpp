@@ -67,8 +67,8 @@ std::size_t write_snapshots(const result::run_result& r, const std::string& path
   return n;
 }
 
-// Writes a file that holds what was measured; a failure (disk full, file too large) is one
-// line on stderr and false: the old file, if any, is left as it was (write_file_atomic).
+}  // namespace
+
 bool save(const std::string& path, const std::string& content, const char* what) {
   try {
     write_file_atomic(path, content);
@@ -80,7 +80,6 @@ bool save(const std::string& path, const std::string& content, const char* what)
   }
 }
 
-}  // namespace
 
 int report_outcome(run::outcome& done, const output_options& o, dist::communicator& world) {
   result::run_result& result = done.result;

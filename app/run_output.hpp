@@ -51,6 +51,10 @@ struct output_options {
   bool launched = false;
 };
 
+/// Writes a file that holds what was measured ("-" = stdout). A failure (disk full, file too
+/// large) is one line on stderr naming `what` and false; the old file, if any, is unchanged.
+[[nodiscard]] bool save(const std::string& path, const std::string& content, const char* what);
+
 /// Shows and writes what the run measured (on the writing rank), ends the launch after a lost
 /// rank, and returns the exit code: 0, 1 (a case failed), 3 (a file not saved, a rank lost) or
 /// 128 + the signal that stopped the run.

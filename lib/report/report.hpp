@@ -27,4 +27,8 @@ namespace pinbench::report {
 /// same page.
 [[nodiscard]] std::string to_html(const result::run_result& r);
 
+/// A `pinbench tune` result as the terminal shows it: the backend, the trials ranked (the
+/// tuner's columns), the chosen one marked, the verdict and the answer to paste. A result
+/// without a `tune` block gives "".
+[[nodiscard]] std::string tune_text(const result::run_result& r);
 }  // namespace pinbench::report

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/stats.hpp"
+#include "result/tune.hpp"
 
 namespace pinbench::result {
 
@@ -108,6 +109,9 @@ struct run_result {
   /// `pinbench run` fills it just before writing: {peak_rss_bytes, open_fds_at_end}. Null
   /// (and left out of the JSON) otherwise.
   nlohmann::json process;
+  /// `pinbench tune`'s question, trials and answer (result/tune.hpp): each trial names a case
+  /// of `scenarios`. None (and left out of the JSON) for a result of `run`.
+  std::optional<tune_block> tune;
   std::vector<scenario_result> scenarios;
 
   [[nodiscard]] bool any_failed() const;

@@ -330,6 +330,8 @@ class reader {
     }
     r.environment = block(j, {}, "environment", json::object());
     if (j.contains("process") && j["process"].is_object()) r.process = block(j, {}, "process", json());
+    if (const auto* tune = member(j, {}, "tune", "an object", false))
+      r.tune = tune_from_json(*tune, source_);
     if (const auto* ranks = member(j, {}, "ranks", "an array", false)) {
       array(*ranks, "ranks");
       r.ranks = json(*ranks);
@@ -367,6 +369,7 @@ nlohmann::ordered_json to_json(const run_result& r) {
   out["environment"] = std::move(env);
   if (r.process.is_object()) out["process"] = clean(r.process);
   if (r.ranks.is_array()) out["ranks"] = clean(r.ranks);
+  if (r.tune) out["tune"] = to_json(*r.tune);
   ojson scenarios = ojson::array();
   for (const auto& s : r.scenarios) scenarios.push_back(scenario_json(s));
   out["scenarios"] = std::move(scenarios);

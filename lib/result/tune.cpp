@@ -1,0 +1,141 @@
+// The `tune` block of a result, written in a fixed order and read back strictly typed.
+#include "result/tune.hpp"
+
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace pinbench::result {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+using json = nlohmann::json;
+
+ojson tune_number(const std::optional<double>& v) {
+  return v && std::isfinite(*v) ? ojson(*v) : ojson(nullptr);
+}
+ojson tune_index(const std::optional<std::size_t>& i) {
+  return i ? ojson(*i) : ojson(nullptr);
+}
+
+// Reading: every member optional but, when present, of its type.
+class tune_reader {
+ public:
+  explicit tune_reader(const std::string& source) : source_(source) {}
+
+  template <typename T>
+  void get(const ojson& j, const std::string& path, const char* key, T& out,
+           const char* expected) const {
+    if (!j.contains(key) || j[key].is_null()) return;
+    try {
+      out = j[key].get<T>();
+    } catch (const ojson::exception&) {
+      throw input_error(source_, path + "." + key, std::string("expected ") + expected);
+    }
+  }
+  void number(const ojson& j, const std::string& path, const char* key,
+              std::optional<double>& out) const {
+    if (!j.contains(key) || j[key].is_null()) return;
+    if (!j[key].is_number()) throw input_error(source_, path + "." + key, "expected a number");
+    out = j[key].get<double>();
+  }
+  void index(const ojson& j, const std::string& path, const char* key, std::size_t count,
+             std::optional<std::size_t>& out) const {
+    if (!j.contains(key) || j[key].is_null()) return;
+    if (!j[key].is_number_unsigned() || j[key].get<std::size_t>() >= count)
+      throw input_error(source_, path + "." + key,
+                        "expected the index of one of the " + std::to_string(count) + " trials");
+    out = j[key].get<std::size_t>();
+  }
+  void object(const ojson& j, const std::string& path) const {
+    if (!j.is_object()) throw input_error(source_, path, "expected an object");
+  }
+
+ private:
+  const std::string& source_;
+};
+
+}  // namespace
+
+ojson to_json(const tune_block& t) {
+  ojson trials = ojson::array();
+  for (const auto& trial : t.trials) {
+    ojson cells = ojson::object();
+    for (const auto& [column, text] : trial.cells) cells[column] = text;
+    trials.push_back({{"label", trial.label},
+                      {"phase", trial.phase},
+                      {"scenario", trial.scenario},
+                      {"case", trial.case_id},
+                      {"value", tune_number(trial.value)},
+                      {"meets_goal", trial.meets_goal},
+                      {"note", trial.note},
+                      {"cells", std::move(cells)}});
+  }
+  ojson out{{"question", t.question},
+            {"answer", t.answer},
+            {"verdict", t.verdict},
+            {"goal_met", t.goal_met},
+            {"chosen", tune_index(t.chosen)},
+            {"baseline", tune_index(t.baseline)},
+            {"inputs", t.inputs},
+            {"chart", {{"metric", t.chart_metric},
+                       {"unit", t.chart_unit},
+                       {"target", tune_number(t.chart_target)}}},
+            {"elapsed_s", t.elapsed_s}};
+  if (!t.stopped_by.empty()) out["stopped_by"] = t.stopped_by;
+  out["trials"] = std::move(trials);
+  return out;
+}
+
+tune_block tune_from_json(const ojson& j, const std::string& source) {
+  const tune_reader r(source);
+  r.object(j, "tune");
+  tune_block t;
+  r.get(j, "tune", "question", t.question, "a string");
+  r.get(j, "tune", "answer", t.answer, "a string");
+  r.get(j, "tune", "verdict", t.verdict, "a string");
+  r.get(j, "tune", "goal_met", t.goal_met, "true or false");
+  r.get(j, "tune", "stopped_by", t.stopped_by, "a string");
+  r.get(j, "tune", "elapsed_s", t.elapsed_s, "a number");
+  if (j.contains("inputs")) {
+    r.object(j["inputs"], "tune.inputs");
+    t.inputs = json(j["inputs"]);
+  }
+  if (j.contains("chart")) {
+    const ojson& c = j["chart"];
+    r.object(c, "tune.chart");
+    r.get(c, "tune.chart", "metric", t.chart_metric, "a string");
+    r.get(c, "tune.chart", "unit", t.chart_unit, "a string");
+    r.number(c, "tune.chart", "target", t.chart_target);
+  }
+  if (j.contains("trials")) {
+    if (!j["trials"].is_array()) throw input_error(source, "tune.trials", "expected an array");
+    for (std::size_t i = 0; i < j["trials"].size(); ++i) {
+      const ojson& e = j["trials"][i];
+      const std::string path = "tune.trials[" + std::to_string(i) + "]";
+      r.object(e, path);
+      tune_trial trial;
+      r.get(e, path, "label", trial.label, "a string");
+      r.get(e, path, "phase", trial.phase, "a string");
+      r.get(e, path, "scenario", trial.scenario, "a string");
+      r.get(e, path, "case", trial.case_id, "a string");
+      r.number(e, path, "value", trial.value);
+      r.get(e, path, "meets_goal", trial.meets_goal, "true or false");
+      r.get(e, path, "note", trial.note, "a string");
+      if (e.contains("cells")) {
+        r.object(e["cells"], path + ".cells");
+        for (const auto& [column, text] : e["cells"].items()) {
+          if (!text.is_string()) throw input_error(source, path + ".cells." + column, "expected a string");
+          trial.cells.emplace_back(column, text.get<std::string>());
+        }
+      }
+      t.trials.push_back(std::move(trial));
+    }
+  }
+  r.index(j, "tune", "chosen", t.trials.size(), t.chosen);
+  r.index(j, "tune", "baseline", t.trials.size(), t.baseline);
+  return t;
+}
+
+}  // namespace pinbench::result
