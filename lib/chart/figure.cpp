@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -328,6 +329,63 @@ std::vector<figure> sweep_charts(const result::scenario_result& s, const std::st
   for (const auto& w : sweeps)
     if (auto f = sweep_chart(s, id_prefix + w.id, w.metric, w.prefer)) out.push_back(std::move(*f));
   return out;
+}
+
+std::optional<figure> tune_chart(const result::tune_block& t, const std::string& chart_id,
+                                 std::size_t max_bars) {
+  std::vector<std::size_t> shown;
+  for (std::size_t i = 0; i < t.trials.size(); ++i) {
+    if (!t.trials[i].value) continue;
+    const bool kept = t.chosen == i || t.baseline == i;
+    if (shown.size() < max_bars || kept) shown.push_back(i);
+  }
+  if (shown.empty()) return std::nullopt;
+  double biggest = 0;
+  for (const std::size_t i : shown) biggest = std::max(biggest, *t.trials[i].value);
+  if (t.chart_target) biggest = std::max(biggest, *t.chart_target);
+  const display_unit u = unit_for(t.chart_unit, biggest);
+  svg::bar_chart chart;
+  chart.id = chart_id;
+  chart.value.label = axis_label(t.chart_metric, u);
+  chart.value.log = false;
+  if (t.chart_target && t.chart_unit == "fraction") chart.value.max = 100;
+  chart.category_label = "setting";
+  svg::series meets{"meets the goal", {}}, misses{"misses it", {}};
+  const double none = std::numeric_limits<double>::quiet_NaN();
+  for (const std::size_t i : shown) {
+    const auto& trial = t.trials[i];
+    std::string label = trial.label.empty() ? "(defaults)" : trial.label;
+    if (t.chosen == i) label = "-> " + label;
+    if (t.baseline == i) label += " (in use)";
+    label += " [" + trial.phase + "]";
+    chart.categories.push_back(label);
+    const double v = *trial.value / u.divisor;
+    meets.points.push_back({0, trial.meets_goal ? v : none});
+    misses.points.push_back({0, trial.meets_goal ? none : v});
+  }
+  chart.bars.push_back(std::move(meets));
+  chart.bars.push_back(std::move(misses));
+  figure fig;
+  fig.title = fmt::format("{} of each setting tried ({} question)", t.chart_metric, t.question);
+  chart.title = fig.title;
+  const std::string target =
+      !t.chart_target ? std::string()
+      : t.chart_unit == "bytes"
+          ? " The device holds " + bytes_text(*t.chart_target) + "."
+          : fmt::format(" The target is {}.", svg::short_number(*t.chart_target / u.divisor) +
+                                                  (u.name.empty() ? "" : " " + u.name));
+  chart.description = fmt::format("Bar chart: {} of {} settings, ranked as the tuner ranked them.{}",
+                                  t.chart_metric, shown.size(), target);
+  fig.caption = fmt::format(
+      " Ranked as the tuner ranked them; \"->\" marks the answer, \"(in use)\" the setting "
+      "measured as today's; [search] trials are short, [confirm] runs full length.{}{}",
+      target,
+      shown.size() < t.trials.size()
+          ? fmt::format(" {} of {} trials shown; the result holds them all.", shown.size(),
+                        t.trials.size())
+          : std::string());
+  fig.svg = svg::render(chart);
+  return fig;
 }
 
 }  // namespace pinbench::chart

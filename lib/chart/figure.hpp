@@ -69,4 +69,13 @@ struct sweep {
                                                const std::string& id_prefix,
                                                const std::vector<sweep>& sweeps);
 
+/// The trials of a `pinbench tune` result, ranked as the tuner ranked them: one bar each (its
+/// value, tune_block::chart_metric), those that meet the goal and those that miss it as two
+/// series, the chosen one marked "->" and the setting in use "(in use)"; the target in the
+/// caption. At most `max_bars` trials (the chosen and the one in use always among them).
+/// None when no trial has a value.
+[[nodiscard]] std::optional<figure> tune_chart(const result::tune_block& t,
+                                               const std::string& chart_id,
+                                               std::size_t max_bars = 24);
+
 }  // namespace pinbench::chart

@@ -171,6 +171,21 @@ std::string scenario_section(const result::scenario_result& s, std::size_t index
   return out + "</section>\n";
 }
 
+// A tune result's question answered first: the answer to paste, why, the trials as a chart.
+std::string tune_section(const result::tune_block& t) {
+  std::string out =
+      "<section class=\"tune\" id=\"tune\" aria-labelledby=\"tune-h\">\n<h2 id=\"tune-h\">"
+      "The answer (pinbench tune " + escape(t.question) + ")</h2>\n";
+  if (!t.answer.empty()) out += "<pre><code>" + escape(t.answer) + "</code></pre>\n";
+  if (!t.verdict.empty())
+    out += "<p class=\"verdict\"><strong>Why:</strong> " + escape(t.verdict) + "</p>\n";
+  if (!t.stopped_by.empty())
+    out += "<p class=\"warning\" role=\"note\">The search was cut short (" +
+           escape(t.stopped_by) + "): the answer is the best of the trials completed.</p>\n";
+  if (const auto f = chart::tune_chart(t, "tune-trials")) out += chart::html::figure_html(*f);
+  return out + "</section>\n";
+}
+
 }  // namespace
 
 std::string to_html(const result::run_result& r) {
@@ -197,7 +212,9 @@ std::string to_html(const result::run_result& r) {
                          escape(r.scenarios[i].name), escape(r.scenarios[i].kind));
     out += "</ul>\n</nav>\n";
   }
-  out += "<main>\n" + environment_section(r);
+  out += "<main>\n";
+  if (r.tune) out += tune_section(*r.tune);
+  out += environment_section(r);
   for (std::size_t i = 0; i < r.scenarios.size(); ++i) out += scenario_section(r.scenarios[i], i);
   out += "</main>\n<footer>\n<p>" + escape(detail::footer_line(r)) + "</p>\n</footer>\n";
   return out + "</body>\n</html>\n";

@@ -102,6 +102,8 @@ std::string to_table(const result::run_result& r, bool color) {
   out += '\n';
   out += detail::footer_line(r);
   out += '\n';
+  // A tune result read back: its answer last, as `pinbench tune` printed it.
+  if (r.tune && !r.tune->answer.empty()) out += "\n" + r.tune->answer + "\n";
   return out;
 }
 

@@ -1,12 +1,681 @@
-// `pinbench tune allocator` (being built).
+// `pinbench tune allocator`: the trace is read once; every setting tried is a replay of it on a
+// fresh caching allocator over an emulated device of the given capacity (the allocator's
+// decisions do not depend on the device, so candidates replay side by side on the cores); the
+// setting in use and the answer are then measured by the allocator kind's engine, on the
+// session's device, as `pinbench run` would measure them.
+//
+// The search, not a grid: (1) the setting in use; (2) each option changed alone from it;
+// (3) greedily, the best so far combined with the best values of each option not yet changed,
+// while that helps. Every step is ranked the same way: no OOM first, then the lowest peak
+// reserved, the least cached memory at that peak, the fewest cudaMalloc/cudaFree calls, the
+// fewest options set.
 #include "tune/allocator_tune.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "alloc/config.hpp"
+#include "alloc/replay.hpp"
+#include "alloc/workload.hpp"
 #include "core/error.hpp"
+#include "core/units.hpp"
+#include "kinds/allocator/allocator_engine.hpp"
 
 namespace pinbench::tune {
 
-result::run_result tune_allocator(const allocator_request&, const session&) {
-  throw error("tune allocator: not built yet");
+namespace {
+
+constexpr std::uint64_t mib = 1ull << 20;
+// PyTorch refuses max_split_size_mb at or below its large-buffer size (20 MiB).
+constexpr std::uint64_t min_split_mib = 21;
+// Peak reserved within this share of the best counts as the same: the simpler setting wins.
+constexpr double same_peak = 0.01;
+
+// The options searched, in the order PYTORCH_CUDA_ALLOC_CONF is written.
+enum class option { max_split, roundup, gc, expandable };
+constexpr option all_options[] = {option::max_split, option::roundup, option::gc,
+                                  option::expandable};
+
+// 1.0 rather than 1: it reads as a fraction.
+std::string fraction_text(double f) {
+  std::string t = fmt::format("{}", f);
+  return t.find('.') == std::string::npos ? t + ".0" : t;
+}
+
+// A setting: one text per option ("" = PyTorch's default for it), and the memory fraction
+// the program sets (garbage collection is armed only by one).
+struct setting {
+  std::map<option, std::string> parts;
+  std::optional<double> memory_fraction;
+
+  [[nodiscard]] std::string text() const {
+    std::string out;
+    for (const option o : all_options) {
+      const auto it = parts.find(o);
+      if (it == parts.end() || it->second.empty()) continue;
+      if (!out.empty()) out += ",";
+      out += it->second;
+    }
+    return out;
+  }
+  [[nodiscard]] std::size_t options_set() const {
+    return static_cast<std::size_t>(std::count_if(
+        parts.begin(), parts.end(), [](const auto& p) { return !p.second.empty(); }));
+  }
+  [[nodiscard]] bool operator==(const setting& o) const {
+    return text() == o.text() && memory_fraction == o.memory_fraction;
+  }
+};
+
+// Each option of a config as the text that sets it alone ("" when it is the default).
+setting setting_of(const alloc::config& c, std::optional<double> fraction) {
+  setting s;
+  s.memory_fraction = fraction;
+  alloc::config only;
+  only.max_split_size_bytes = c.max_split_size_bytes;
+  s.parts[option::max_split] = only.to_string();
+  only = {};
+  only.roundup_power2_divisions = c.roundup_power2_divisions;
+  s.parts[option::roundup] = only.to_string();
+  only = {};
+  only.garbage_collection_threshold = c.garbage_collection_threshold;
+  s.parts[option::gc] = only.to_string();
+  only = {};
+  only.expandable_segments = c.expandable_segments;
+  s.parts[option::expandable] = only.to_string();
+  return s;
+}
+
+struct trial_run {
+  setting s;
+  alloc::replay_outcome outcome;
+  [[nodiscard]] std::uint64_t peak_reserved() const {
+    return static_cast<std::uint64_t>(outcome.stats.reserved_bytes.all.peak);
+  }
+  [[nodiscard]] std::uint64_t cached_at_peak() const {
+    return outcome.reserved_at_peak - std::min(outcome.reserved_at_peak, outcome.allocated_at_peak);
+  }
+  [[nodiscard]] std::int64_t device_calls() const {
+    return outcome.stats.num_device_alloc + outcome.stats.num_device_free;
+  }
+};
+
+// True when a is better than b (the ranking of the file's comment).
+bool better(const trial_run& a, const trial_run& b) {
+  const auto& x = a.outcome;
+  const auto& y = b.outcome;
+  if ((x.ooms == 0) != (y.ooms == 0)) return x.ooms == 0;
+  if (x.ooms != y.ooms) return x.ooms < y.ooms;
+  if (x.first_oom_event != y.first_oom_event) return x.first_oom_event > y.first_oom_event;
+  if (a.peak_reserved() != b.peak_reserved()) return a.peak_reserved() < b.peak_reserved();
+  if (a.cached_at_peak() != b.cached_at_peak()) return a.cached_at_peak() < b.cached_at_peak();
+  if (a.device_calls() != b.device_calls()) return a.device_calls() < b.device_calls();
+  if (a.s.options_set() != b.s.options_set()) return a.s.options_set() < b.s.options_set();
+  return a.s.text() < b.s.text();
+}
+
+// What the trace asks of any allocator: its live bytes at their highest, and the sizes it
+// requests (for max_split_size_mb's candidates).
+struct trace_demand {
+  std::uint64_t live_peak = 0;
+  std::vector<std::uint64_t> large_sizes;  // requests above min_split_mib, sorted
+  std::uint64_t allocs = 0;
+};
+
+trace_demand demand_of(const std::vector<alloc::event>& events) {
+  trace_demand d;
+  std::unordered_map<std::uint64_t, std::uint64_t> live;
+  std::uint64_t now = 0;
+  for (const auto& e : events) {
+    if (e.op == alloc::event::kind::alloc) {
+      if (!live.emplace(e.id, e.size).second) continue;
+      ++d.allocs;
+      now += e.size;
+      d.live_peak = std::max(d.live_peak, now);
+      if (e.size > min_split_mib * mib) d.large_sizes.push_back(e.size);
+    } else if (e.op == alloc::event::kind::free) {
+      if (const auto it = live.find(e.id); it != live.end()) {
+        now -= it->second;
+        live.erase(it);
+      }
+    }
+  }
+  std::sort(d.large_sizes.begin(), d.large_sizes.end());
+  return d;
+}
+
+// The values tried for each option, besides its default: max_split_size_mb from the trace's
+// own large requests (quartiles and the 90th percentile, just above each size, so that blocks
+// of that size and larger are never split); roundup in its single and per-interval forms;
+// garbage collection at two thresholds.
+std::map<option, std::vector<std::string>> option_values(const trace_demand& d) {
+  std::map<option, std::vector<std::string>> v;
+  auto& splits = v[option::max_split];
+  for (const double q : {0.25, 0.5, 0.75, 0.9}) {
+    if (d.large_sizes.empty()) break;
+    const auto i = static_cast<std::size_t>(q * static_cast<double>(d.large_sizes.size() - 1));
+    const std::uint64_t size_mib = (d.large_sizes[i] + mib - 1) / mib;
+    const std::string text = "max_split_size_mb:" + std::to_string(std::max(min_split_mib, size_mib));
+    if (std::find(splits.begin(), splits.end(), text) == splits.end()) splits.push_back(text);
+  }
+  v[option::roundup] = {"roundup_power2_divisions:1",  "roundup_power2_divisions:2",
+                        "roundup_power2_divisions:4",  "roundup_power2_divisions:8",
+                        "roundup_power2_divisions:16",
+                        "roundup_power2_divisions:[64:8,256:4,1024:2,>:1]",
+                        "roundup_power2_divisions:[64:1,256:2,1024:4,>:8]"};
+  v[option::gc] = {"garbage_collection_threshold:0.6", "garbage_collection_threshold:0.8"};
+  v[option::expandable] = {"expandable_segments:True"};
+  return v;
+}
+
+// The same setting with one option set to `text` ("" = its default). Garbage collection needs
+// a memory fraction: when the program sets none, the candidate sets 1.0 (and the answer says so).
+setting with(const setting& base, option o, const std::string& text,
+             std::optional<double> asked_fraction) {
+  setting s = base;
+  s.parts[o] = text;
+  if (o == option::gc) s.memory_fraction = text.empty() ? asked_fraction : asked_fraction.value_or(1.0);
+  return s;
+}
+
+// Replays the settings side by side, `jobs` at a time; each finished one is reported.
+class screener {
+ public:
+  screener(const std::vector<alloc::event>& events, std::uint64_t capacity, unsigned jobs,
+           const session& s)
+      : events_(events), capacity_(capacity), jobs_(jobs), session_(s) {}
+
+  [[nodiscard]] std::vector<trial_run> run(const std::vector<setting>& settings) {
+    std::vector<trial_run> out(settings.size());
+    std::atomic<std::size_t> next{0};
+    std::exception_ptr failure;
+    std::mutex lock;
+    const auto work = [&] {
+      for (std::size_t i; (i = next++) < settings.size();) {
+        if (session::interrupted()) return;
+        try {
+          out[i].s = settings[i];
+          out[i].outcome = alloc::replay(events_, alloc::parse_config(settings[i].text(), {}, {}),
+                                         capacity_, settings[i].memory_fraction);
+          const std::lock_guard<std::mutex> hold(lock);
+          report(out[i]);
+        } catch (...) {
+          const std::lock_guard<std::mutex> hold(lock);
+          if (!failure) failure = std::current_exception();
+          next = settings.size();
+        }
+      }
+    };
+    std::vector<std::thread> threads;
+    const unsigned n = std::min<unsigned>(jobs_, static_cast<unsigned>(settings.size()));
+    for (unsigned t = 1; t < n; ++t) threads.emplace_back(work);
+    work();
+    for (auto& t : threads) t.join();
+    if (failure) std::rethrow_exception(failure);
+    std::erase_if(out, [](const trial_run& r) { return r.outcome.calls == 0 && r.s.parts.empty(); });
+    std::erase_if(out, [](const trial_run& r) { return r.outcome.interrupted; });
+    replays_ += out.size();
+    for (const auto& r : out) replay_ns_ = std::max(replay_ns_, r.outcome.elapsed_ns);
+    return out;
+  }
+
+  /// The longest replay so far: what the next stage's cost is estimated from.
+  [[nodiscard]] std::int64_t replay_ns() const noexcept { return replay_ns_; }
+  [[nodiscard]] unsigned jobs() const noexcept { return jobs_; }
+
+ private:
+  void report(const trial_run& r) const {
+    session_.progress(fmt::format(
+        "replayed {}: {}, peak reserved {}", label(r.s),
+        r.outcome.ooms == 0 ? std::string("no OOM")
+                            : fmt::format("{} OOM(s), the first at events[{}]", r.outcome.ooms,
+                                          *r.outcome.first_oom_event),
+        format_bytes(r.peak_reserved())));
+  }
+
+ public:
+  static std::string label(const setting& s) {
+    std::string text = s.text();
+    if (text.empty()) text = "(PyTorch's defaults)";
+    if (s.memory_fraction) text += " + memory fraction " + fraction_text(*s.memory_fraction);
+    return text;
+  }
+
+ private:
+  const std::vector<alloc::event>& events_;
+  std::uint64_t capacity_;
+  unsigned jobs_;
+  const session& session_;
+  std::size_t replays_ = 0;
+  std::int64_t replay_ns_ = 0;
+};
+
+std::string oom_note(const alloc::replay_outcome& o) {
+  return o.ooms == 0 ? std::string("no OOM")
+                     : fmt::format("OOM at events[{}]{}", *o.first_oom_event,
+                                   o.ooms > 1 ? fmt::format(" ({} in all)", o.ooms) : "");
+}
+
+std::string percent_change(double now, double before) {
+  if (before <= 0) return "";
+  return fmt::format("{:+.0f}%", 100.0 * (now - before) / before);
+}
+
+// The case of the search scenario that holds one screening replay's figures.
+result::case_result search_case(const trial_run& r, const nlohmann::json& params) {
+  result::case_result c;
+  c.id = "config=" + r.s.text();
+  if (r.s.memory_fraction) c.id += ",memory_fraction=" + fraction_text(*r.s.memory_fraction);
+  c.params = params;
+  c.params["config"] = r.s.text();
+  if (r.s.memory_fraction) c.params["memory_fraction"] = *r.s.memory_fraction;
+  c.stopped = result::stop_reason::single;
+  c.elapsed_s = static_cast<double>(r.outcome.elapsed_ns) / 1e9;
+  kinds::allocator::add_policy_metrics(c, r.outcome.stats);
+  auto& cached = c.add("cached_bytes_at_peak", "bytes", result::direction::lower);
+  cached.deterministic = true;
+  cached.samples.push_back(static_cast<double>(r.cached_at_peak()));
+  if (r.outcome.calls > 0) {
+    c.add("replay_time_per_call", "ns", result::direction::lower)
+        .samples.push_back(static_cast<double>(r.outcome.elapsed_ns) /
+                           static_cast<double>(r.outcome.calls));
+  }
+  c.extra["memory_stats"] = r.outcome.stats.flatten();
+  if (!r.outcome.first_oom.empty()) {
+    c.extra["first_oom"] = r.outcome.first_oom;
+    c.extra["first_oom_event"] = *r.outcome.first_oom_event;
+  }
+  c.extra["replay"] = "decisions only: one untimed replay on an emulated device of the capacity";
+  return c;
+}
+
+std::vector<std::pair<std::string, std::string>> search_cells(const trial_run& r) {
+  return {{"OOM", r.outcome.ooms == 0 ? std::string("none")
+                                      : fmt::format("at events[{}]", *r.outcome.first_oom_event)},
+          {"peak reserved", format_bytes(r.peak_reserved())},
+          {"cached at peak", format_bytes(r.cached_at_peak())},
+          {"cudaMalloc", std::to_string(r.outcome.stats.num_device_alloc)},
+          {"cudaFree", std::to_string(r.outcome.stats.num_device_free)},
+          {"replay/call", r.outcome.calls == 0
+                              ? std::string("-")
+                              : format_duration_ns(static_cast<double>(r.outcome.elapsed_ns) /
+                                                   static_cast<double>(r.outcome.calls))}};
+}
+
+double median_of(const result::case_result& c, std::string_view metric) {
+  return result::finite_median(c, metric).value_or(std::nan(""));
+}
+
+// What the engine measured for a confirmed setting, as the ranked table's row.
+result::tune_trial confirm_trial(const result::case_result& c, const std::string& scenario,
+                                 const std::string& label) {
+  result::tune_trial t;
+  t.label = label;
+  t.scenario = scenario;
+  t.case_id = c.id;
+  t.phase = "confirm";
+  if (c.status != result::case_status::ok) {
+    t.note = "the confirming run failed: " + c.message;
+    return t;
+  }
+  const double ooms = median_of(c, "num_ooms");
+  const double peak = median_of(c, "reserved_bytes.all.peak");
+  t.value = peak;
+  t.meets_goal = ooms == 0;
+  std::string oom_cell = ooms == 0 ? "none" : fmt::format("{:.0f} OOM(s)", ooms);
+  t.note = ooms == 0 ? "no OOM (engine)" : fmt::format("{:.0f} OOM(s) (engine)", ooms);
+  std::string cached = "-";
+  if (const auto& seg = c.extra.find("segments_at_peak"); seg != c.extra.end() && seg->is_object())
+    cached = format_bytes(seg->value("reserved_bytes", std::uint64_t{0}) -
+                          std::min(seg->value("reserved_bytes", std::uint64_t{0}),
+                                   seg->value("allocated_bytes", std::uint64_t{0})));
+  const auto latency = result::finite_median(c, "alloc_latency");
+  t.cells = {{"OOM", oom_cell},
+             {"peak reserved", std::isnan(peak) ? "-" : format_bytes(static_cast<std::uint64_t>(peak))},
+             {"cached at peak", cached},
+             {"cudaMalloc", fmt::format("{:.0f}", median_of(c, "num_device_alloc"))},
+             {"cudaFree", fmt::format("{:.0f}", median_of(c, "num_device_free"))},
+             {"alloc latency", latency ? format_duration_ns(*latency) : "-"}};
+  return t;
+}
+
+// TEMPORARY until the snapshot reader lands.
+struct trace_facts {
+  std::optional<std::string> alloc_conf;
+  std::optional<std::uint64_t> oom_size, oom_device_free;
+};
+trace_facts read_trace_facts(const std::string&, int) { return {}; }
+
+}  // namespace
+
+result::run_result tune_allocator(const allocator_request& request, const session& s) {
+  // ---- what is asked ----
+  std::uint64_t capacity = 0;
+  if (request.capacity) {
+    capacity = *request.capacity;
+  } else if (!s.emulated()) {
+    capacity = s.device().device_memory().total_bytes;
+  } else {
+    throw input_error({}, "--capacity",
+                      "expected the GPU's memory (such as 80GiB): on the host backend there is no "
+                      "device to read it from");
+  }
+  const std::string trace = std::filesystem::absolute(request.trace).lexically_normal().string();
+  alloc::check_trace_file(trace);
+  const trace_facts facts = read_trace_facts(trace, request.device);
+  const alloc::config in_use_config =
+      facts.alloc_conf ? alloc::parse_config(*facts.alloc_conf, trace, "allocator_settings")
+                       : alloc::config{};
+  const setting in_use = setting_of(in_use_config, request.memory_fraction);
+  s.progress(fmt::format("reading {}", trace));
+  const std::vector<alloc::event> events = [&] {
+    const auto source = alloc::open_trace(trace);
+    return alloc::read_all(*source);
+  }();
+  const trace_demand demand = demand_of(events);
+  const unsigned jobs =
+      request.jobs != 0 ? request.jobs : std::max(1u, std::thread::hardware_concurrency());
+  s.progress(fmt::format("{} events ({} allocations, live bytes peaking at {}) against {}; {} "
+                         "replay(s) at a time",
+                         events.size(), demand.allocs, format_bytes(demand.live_peak),
+                         format_bytes(capacity), jobs));
+
+  // ---- the search ----
+  screener screen(events, capacity, jobs, s);
+  std::vector<trial_run> tried;
+  const auto already = [&](const setting& x) {
+    return std::any_of(tried.begin(), tried.end(), [&](const trial_run& t) { return t.s == x; });
+  };
+  std::string stopped_by;
+  // Keeps room for the confirming runs (two settings, a few replays each, timed per call).
+  const auto affordable = [&](std::size_t replays) -> std::size_t {
+    const std::int64_t per = std::max<std::int64_t>(screen.replay_ns(), 1'000'000);
+    const std::int64_t reserve = 12 * per + 2'000'000'000;
+    const std::int64_t left = s.left_ns() - reserve;
+    if (left <= 0) return 0;
+    return std::min<std::size_t>(replays, static_cast<std::size_t>(left / per) * screen.jobs());
+  };
+  const auto stage = [&](std::vector<setting> settings) {
+    std::erase_if(settings, [&](const setting& x) { return already(x); });
+    settings.erase(std::unique(settings.begin(), settings.end()), settings.end());
+    const std::size_t n = affordable(settings.size());
+    if (n < settings.size()) {
+      stopped_by = "budget";
+      settings.resize(n);
+    }
+    if (settings.empty()) return std::vector<trial_run>{};
+    auto done = screen.run(settings);
+    if (session::interrupted()) stopped_by = "interrupted";
+    for (const auto& d : done) tried.push_back(d);
+    return done;
+  };
+
+  std::vector<setting> first{in_use};
+  if (in_use.options_set() > 0 || in_use.memory_fraction) first.push_back(setting_of({}, {}));
+  (void)stage(first);
+  if (tried.empty()) throw interrupted_error();
+  const auto values = option_values(demand);
+  // One option changed at a time from the setting in use.
+  std::vector<setting> singles;
+  for (const auto& [o, texts] : values) {
+    for (const auto& text : texts) singles.push_back(with(in_use, o, text, request.memory_fraction));
+    if (!in_use.parts.at(o).empty()) singles.push_back(with(in_use, o, "", request.memory_fraction));
+  }
+  s.progress(fmt::format("{} setting(s): each option changed alone", singles.size()));
+  const auto single_runs = stage(singles);
+  // Each option's values, best first, as the single changes ranked them.
+  std::map<option, std::vector<std::string>> ranked_values;
+  {
+    auto sorted = single_runs;
+    std::sort(sorted.begin(), sorted.end(), better);
+    for (const auto& r : sorted)
+      for (const option o : all_options)
+        if (r.s.parts.at(o) != in_use.parts.at(o)) ranked_values[o].push_back(r.s.parts.at(o));
+  }
+  // Greedy: the best so far, with each unchanged option at its two best values, while that helps.
+  auto best = *std::min_element(tried.begin(), tried.end(), better);
+  std::vector<option> changed;
+  for (const option o : all_options)
+    if (best.s.parts.at(o) != in_use.parts.at(o)) changed.push_back(o);
+  while (stopped_by.empty()) {
+    std::vector<setting> combos;
+    for (const option o : all_options) {
+      if (std::find(changed.begin(), changed.end(), o) != changed.end()) continue;
+      const auto& texts = ranked_values[o];
+      for (std::size_t i = 0; i < texts.size() && i < 2; ++i)
+        combos.push_back(with(best.s, o, texts[i], request.memory_fraction));
+    }
+    if (combos.empty()) break;
+    s.progress(fmt::format("{} setting(s): {} combined with one more option", combos.size(),
+                           screener::label(best.s)));
+    const auto runs = stage(combos);
+    if (runs.empty()) break;
+    const auto round_best = *std::min_element(runs.begin(), runs.end(), better);
+    if (!better(round_best, best)) break;
+    best = round_best;
+    changed.clear();
+    for (const option o : all_options)
+      if (best.s.parts.at(o) != in_use.parts.at(o)) changed.push_back(o);
+  }
+
+  // ---- the answer: the simplest setting that does as well as the best ----
+  std::sort(tried.begin(), tried.end(), better);
+  const trial_run& top = tried.front();
+  const trial_run* chosen = &top;
+  if (top.outcome.ooms == 0) {
+    for (const auto& r : tried) {
+      if (r.outcome.ooms != 0) break;
+      if (static_cast<double>(r.peak_reserved()) >
+          static_cast<double>(top.peak_reserved()) * (1 + same_peak))
+        continue;
+      if (r.s.options_set() < chosen->s.options_set()) chosen = &r;
+    }
+  }
+  const auto baseline_it = std::find_if(tried.begin(), tried.end(),
+                                        [&](const trial_run& r) { return r.s == in_use; });
+  const trial_run& baseline = *baseline_it;
+  // Nothing better than what is in use: keep it.
+  if (!better(*chosen, baseline) ||
+      (baseline.outcome.ooms == 0 &&
+       static_cast<double>(chosen->peak_reserved()) >=
+           static_cast<double>(baseline.peak_reserved()) * (1 - same_peak)))
+    chosen = &baseline;
+
+  // ---- the engine confirms the answer and the setting in use ----
+  nlohmann::json params{{"allocator", "caching"},
+                        {"workload", "trace"},
+                        {"trace_file", trace},
+                        {"device_memory", capacity},
+                        {"timing", "call"}};
+  result::run_result out;
+  const std::string confirm_name = "tune-allocator-confirm";
+  std::vector<const trial_run*> confirm{chosen};
+  if (!(chosen->s == baseline.s)) confirm.push_back(&baseline);
+  std::vector<result::tune_trial> confirmed;
+  if (stopped_by != "interrupted") {
+    s.progress(fmt::format("confirming {} with the allocator engine", screener::label(chosen->s)));
+    std::vector<scenario::scenario> scenarios;
+    for (std::size_t i = 0; i < confirm.size(); ++i) {
+      nlohmann::json p = params;
+      p["config"] = confirm[i]->s.text();
+      if (confirm[i]->s.memory_fraction) p["memory_fraction"] = *confirm[i]->s.memory_fraction;
+      const double timeout_s =
+          std::max(5.0, static_cast<double>(std::max<std::int64_t>(s.left_ns(), 0)) / 2e9);
+      nlohmann::json doc{
+          {"name", fmt::format("{}-{}", confirm_name, i + 1)},
+          {"description", "the answer and the setting in use, measured by the allocator engine"},
+          {"kind", "allocator"},
+          {"params", p},
+          {"sampling", {{"warmup", 0}, {"min_samples", 1}, {"max_samples", 3},
+                        {"max_noise", 0.05}, {"min_time", "0s"},
+                        {"timeout", fmt::format("{:.0f}s", timeout_s)}}}};
+      scenarios.push_back(session::scenario_from(doc, "tune allocator"));
+    }
+    // One scenario per setting: the ids stay those of the search ("config=...").
+    result::run_result measured = s.measure(std::move(scenarios));
+    result::scenario_result merged;
+    for (auto& sc : measured.scenarios) {
+      if (merged.name.empty()) {
+        merged.name = sc.name;
+        merged.description = sc.description;
+        merged.kind = sc.kind;
+        merged.source = sc.source;
+        merged.verdict = sc.verdict;
+      }
+      for (auto& c : sc.cases) merged.cases.push_back(std::move(c));
+    }
+    measured.scenarios.clear();
+    for (std::size_t i = 0; i < merged.cases.size() && i < confirm.size(); ++i) {
+      auto& c = merged.cases[i];
+      c.id = "config=" + confirm[i]->s.text();
+      if (confirm[i]->s.memory_fraction)
+        c.id += ",memory_fraction=" + fraction_text(*confirm[i]->s.memory_fraction);
+      confirmed.push_back(confirm_trial(c, confirm_name, screener::label(confirm[i]->s)));
+    }
+    measured.scenarios.push_back(std::move(merged));
+    append(out, std::move(measured));
+    if (out.interrupted) stopped_by = "interrupted";
+  }
+
+  // ---- the result: the search's replays as cases, then the tune block ----
+  result::scenario_result search;
+  search.name = "tune-allocator-search";
+  search.kind = "allocator";
+  search.source = "tune allocator";
+  search.description =
+      "the trace replayed under each setting tried: the allocator's decisions, one untimed "
+      "replay each on an emulated device of the capacity";
+  nlohmann::json search_params = params;
+  search_params.erase("timing");
+  result::tune_block t;
+  t.question = "allocator";
+  t.chart_metric = "reserved_bytes.all.peak";
+  t.chart_unit = "bytes";
+  t.chart_target = static_cast<double>(capacity);
+  for (const auto& c : confirmed) t.trials.push_back(c);
+  if (!confirmed.empty()) {
+    t.chosen = 0;
+    if (confirmed.size() > 1) t.baseline = 1;
+    else t.baseline = 0;
+  }
+  for (const auto& r : tried) {
+    result::case_result c = search_case(r, search_params);
+    result::tune_trial trial;
+    trial.label = screener::label(r.s);
+    trial.scenario = search.name;
+    trial.case_id = c.id;
+    trial.phase = "search";
+    trial.value = static_cast<double>(r.peak_reserved());
+    trial.meets_goal = r.outcome.ooms == 0;
+    trial.note = oom_note(r.outcome);
+    trial.cells = search_cells(r);
+    t.trials.push_back(std::move(trial));
+    search.cases.push_back(std::move(c));
+  }
+  out.scenarios.insert(out.scenarios.begin(), std::move(search));
+
+  t.inputs = {{"trace", trace},
+              {"device", request.device},
+              {"events", events.size()},
+              {"allocations", demand.allocs},
+              {"live_bytes_peak", demand.live_peak},
+              {"capacity", capacity},
+              {"memory_fraction", request.memory_fraction ? nlohmann::json(*request.memory_fraction)
+                                                          : nlohmann::json(nullptr)},
+              {"in_use", in_use.text()},
+              {"in_use_from", facts.alloc_conf ? "the snapshot's allocator_settings"
+                                               : "PyTorch's defaults"},
+              {"jobs", jobs},
+              {"replays", tried.size()}};
+  if (facts.oom_size) {
+    t.inputs["snapshot_oom"] = {{"size", *facts.oom_size},
+                                {"device_free", facts.oom_device_free.value_or(0)}};
+  }
+  const bool engine_says_ok = !confirmed.empty() && confirmed.front().meets_goal;
+  t.goal_met = engine_says_ok;
+  const std::string backend_note =
+      s.emulated() ? " Host backend: PyTorch's allocator decisions, replayed on an emulated device."
+                   : "";
+  const std::string in_use_label = in_use.text().empty() ? "PyTorch's defaults" : in_use.text();
+  const std::string baseline_oom =
+      baseline.outcome.ooms == 0 ? std::string("no OOM")
+                                 : fmt::format("OOM at events[{}]", *baseline.outcome.first_oom_event);
+  if (chosen->outcome.ooms == 0 && chosen != &baseline) {
+    const double change = static_cast<double>(chosen->peak_reserved());
+    // Against a setting that ran out, its peak says little: the device's size does.
+    const std::string peak_context =
+        baseline.outcome.ooms == 0
+            ? percent_change(change, static_cast<double>(baseline.peak_reserved())) + " vs " +
+                  format_bytes(baseline.peak_reserved())
+            : "of " + format_bytes(capacity);
+    t.answer = fmt::format(
+        "export PYTORCH_CUDA_ALLOC_CONF={}   # no OOM ({}: {}); peak reserved {} ({})",
+        chosen->s.text().empty() ? "\"\"" : chosen->s.text(), in_use_label, baseline_oom,
+        format_bytes(chosen->peak_reserved()), peak_context);
+    if (chosen->s.memory_fraction && !request.memory_fraction)
+      t.answer += fmt::format(
+          "\ntorch.cuda.set_per_process_memory_fraction({})   # arms garbage_collection_threshold",
+          fraction_text(*chosen->s.memory_fraction));
+    const std::string confirmation =
+        confirmed.empty() ? " (not confirmed: the search was stopped)"
+        : engine_says_ok  ? " (confirmed by the allocator engine: num_ooms 0)"
+                          : " (but the allocator engine's run had an OOM: see its case)";
+    t.verdict =
+        baseline.outcome.ooms == 0
+            ? fmt::format("{} has no OOM on {} and reserves up to {}; {} reserves {} ({}){}.{}",
+                          in_use_label, format_bytes(capacity),
+                          format_bytes(baseline.peak_reserved()), screener::label(chosen->s),
+                          format_bytes(chosen->peak_reserved()),
+                          percent_change(change, static_cast<double>(baseline.peak_reserved())),
+                          confirmation, backend_note)
+            : fmt::format("{} runs out of memory on {} at events[{}]; {} replays the whole "
+                          "trace without an OOM, peak reserved {}{}.{}",
+                          in_use_label, format_bytes(capacity),
+                          *baseline.outcome.first_oom_event, screener::label(chosen->s),
+                          format_bytes(chosen->peak_reserved()), confirmation, backend_note);
+  } else if (chosen->outcome.ooms == 0) {
+    t.answer = fmt::format("# keep PYTORCH_CUDA_ALLOC_CONF as it is ({}): no OOM; none of {} "
+                           "settings reserves {:.0f}% less than its {}",
+                           in_use_label, tried.size(), same_peak * 100,
+                           format_bytes(baseline.peak_reserved()));
+    t.verdict = fmt::format("{} replays the trace with no OOM and the least memory reserved of "
+                            "{} settings tried.{}",
+                            in_use_label, tried.size(), backend_note);
+  } else {
+    t.answer = fmt::format(
+        "# no setting avoids the OOM: the trace's live allocations alone peak at {}, {} the "
+        "device's {}",
+        format_bytes(demand.live_peak),
+        demand.live_peak > capacity
+            ? format_bytes(demand.live_peak - capacity) + " more than"
+            : "within",
+        format_bytes(capacity));
+    t.verdict = fmt::format(
+        "None of {} settings replays the trace without an OOM on {}: the best, {}, still fails "
+        "at events[{}].{}{}",
+        tried.size(), format_bytes(capacity), screener::label(chosen->s),
+        *chosen->outcome.first_oom_event,
+        demand.live_peak > capacity
+            ? fmt::format(" The live allocations need {} at once: reduce the batch, or use a "
+                          "larger device.",
+                          format_bytes(demand.live_peak))
+            : " Its live allocations fit, but not with the rounding and caching any setting "
+              "leaves.",
+        backend_note);
+  }
+  t.stopped_by = stopped_by;
+  t.elapsed_s = s.elapsed_s();
+  out.tune = std::move(t);
+  return out;
 }
 
 }  // namespace pinbench::tune

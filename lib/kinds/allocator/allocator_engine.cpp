@@ -529,33 +529,6 @@ void add_counter(result::case_result& r, const std::string& name, std::int64_t v
   add_deterministic(r, name, static_cast<double>(value), unit, better);
 }
 
-void add_policy_metrics(result::case_result& r, const alloc::memory_stats& s) {
-  const std::string bytes = "bytes", count = "count";
-  // How much the workload asked for: the allocator does not choose these.
-  add_counter(r, "allocated_bytes.all.peak", s.allocated_bytes.all.peak, bytes, none);
-  add_counter(r, "requested_bytes.all.peak", s.requested_bytes.all.peak, bytes, none);
-  add_counter(r, "active_bytes.all.peak", s.active_bytes.all.peak, bytes, none);
-  // What the allocator's policy costs in device memory and device calls.
-  add_counter(r, "reserved_bytes.all.peak", s.reserved_bytes.all.peak, bytes, lower);
-  add_counter(r, "reserved_bytes.all.current", s.reserved_bytes.all.current, bytes, lower);
-  add_counter(r, "inactive_split_bytes.all.peak", s.inactive_split_bytes.all.peak, bytes, lower);
-  add_counter(r, "inactive_split_bytes.all.current", s.inactive_split_bytes.all.current, bytes,
-              lower);
-  add_counter(r, "segment.all.peak", s.segment.all.peak, count, none);
-  add_counter(r, "allocation.all.allocated", s.allocation.all.allocated, count, none);
-  add_counter(r, "num_device_alloc", s.num_device_alloc, count, lower);
-  add_counter(r, "num_device_free", s.num_device_free, count, lower);
-  add_counter(r, "num_alloc_retries", s.num_alloc_retries, count, lower);
-  add_counter(r, "num_ooms", s.num_ooms, count, lower);
-  add_counter(r, "num_sync_all_streams", s.num_sync_all_streams, count, lower);
-  add_counter(r, "oversize_allocations.peak", s.oversize_allocations.peak, count, none);
-  add_counter(r, "oversize_segments.peak", s.oversize_segments.peak, count, none);
-  const double reserved = static_cast<double>(s.reserved_bytes.all.peak);
-  const double fragmentation =
-      reserved > 0 ? 1 - static_cast<double>(s.allocated_bytes.all.peak) / reserved : 0;
-  add_deterministic(r, "fragmentation", fragmentation, "fraction", lower);
-}
-
 class allocator_engine final : public measure::engine {
  public:
   [[nodiscard]] result::case_result run_case(const measure::case_spec& c,
@@ -671,6 +644,33 @@ class allocator_engine final : public measure::engine {
 };
 
 }  // namespace
+
+void add_policy_metrics(result::case_result& r, const alloc::memory_stats& s) {
+  const std::string bytes = "bytes", count = "count";
+  // How much the workload asked for: the allocator does not choose these.
+  add_counter(r, "allocated_bytes.all.peak", s.allocated_bytes.all.peak, bytes, none);
+  add_counter(r, "requested_bytes.all.peak", s.requested_bytes.all.peak, bytes, none);
+  add_counter(r, "active_bytes.all.peak", s.active_bytes.all.peak, bytes, none);
+  // What the allocator's policy costs in device memory and device calls.
+  add_counter(r, "reserved_bytes.all.peak", s.reserved_bytes.all.peak, bytes, lower);
+  add_counter(r, "reserved_bytes.all.current", s.reserved_bytes.all.current, bytes, lower);
+  add_counter(r, "inactive_split_bytes.all.peak", s.inactive_split_bytes.all.peak, bytes, lower);
+  add_counter(r, "inactive_split_bytes.all.current", s.inactive_split_bytes.all.current, bytes,
+              lower);
+  add_counter(r, "segment.all.peak", s.segment.all.peak, count, none);
+  add_counter(r, "allocation.all.allocated", s.allocation.all.allocated, count, none);
+  add_counter(r, "num_device_alloc", s.num_device_alloc, count, lower);
+  add_counter(r, "num_device_free", s.num_device_free, count, lower);
+  add_counter(r, "num_alloc_retries", s.num_alloc_retries, count, lower);
+  add_counter(r, "num_ooms", s.num_ooms, count, lower);
+  add_counter(r, "num_sync_all_streams", s.num_sync_all_streams, count, lower);
+  add_counter(r, "oversize_allocations.peak", s.oversize_allocations.peak, count, none);
+  add_counter(r, "oversize_segments.peak", s.oversize_segments.peak, count, none);
+  const double reserved = static_cast<double>(s.reserved_bytes.all.peak);
+  const double fragmentation =
+      reserved > 0 ? 1 - static_cast<double>(s.allocated_bytes.all.peak) / reserved : 0;
+  add_deterministic(r, "fragmentation", fragmentation, "fraction", lower);
+}
 
 std::unique_ptr<measure::engine> make_engine() {
   return std::make_unique<allocator_engine>();
