@@ -525,7 +525,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
     result::scenario_result merged;
     for (auto& sc : measured.scenarios) {
       if (merged.name.empty()) {
-        merged.name = sc.name;
+        merged.name = confirm_name;
         merged.description = sc.description;
         merged.kind = sc.kind;
         merged.source = sc.source;

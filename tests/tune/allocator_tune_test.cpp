@@ -1,0 +1,191 @@
+// `pinbench tune allocator`: the answer avoids the OOM that the setting in use meets, and
+// `pinbench run` of the trace with that answer agrees; what it says when nothing can; its inputs.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "alloc/config.hpp"
+#include "alloc/replay.hpp"
+#include "alloc/workload.hpp"
+#include "cli_in_process.hpp"
+#include "result/result_io.hpp"
+#include "scratch_dir.hpp"
+#include "test_paths.hpp"
+
+namespace pinbench::allocator_tune_test {
+
+namespace {
+
+using testing::run_cli_in_process;
+using testing::scratch_dir;
+
+std::string fragmentation_trace() {
+  return testing::source_dir() + "/tests/data/traces/tune-fragmentation.json";
+}
+
+// The last line of the text: where the answer is printed.
+std::string last_line(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  const auto at = t.rfind('\n');
+  return at == std::string::npos ? t : t.substr(at + 1);
+}
+
+// num_ooms of the one case of `pinbench run` over the trace with `config` on `capacity`.
+double ooms_of_run(const scratch_dir& dir, const std::string& config, const std::string& capacity) {
+  const auto scenario = dir.path() / "replay.json";
+  const auto out = dir.path() / "replay-result.json";
+  std::ofstream(scenario) << nlohmann::json{
+      {"schema", "pinbench.scenario/1"},
+      {"name", "replay"},
+      {"kind", "allocator"},
+      {"params",
+       {{"workload", "trace"},
+        {"trace_file", fragmentation_trace()},
+        {"device_memory", capacity},
+        {"config", config}}},
+      {"sampling", {{"warmup", 0}, {"min_samples", 1}, {"max_samples", 1}}}}
+                                                              .dump();
+  const auto run = run_cli_in_process(
+      {"run", scenario.string(), "--backend", "host", "-q", "--out", out.string()}, dir.path());
+  INFO(run.err);
+  REQUIRE(run.code == 0);
+  const auto r = result::read_result_file(out.string());
+  const auto ooms = result::finite_median(r.scenarios.at(0).cases.at(0), "num_ooms");
+  REQUIRE(ooms);
+  return *ooms;
+}
+
+}  // namespace
+
+TEST_CASE("replay: the OOM a setting meets, and where", "[tune][alloc]") {
+  const auto source = alloc::open_trace(fragmentation_trace());
+  const auto events = alloc::read_all(*source);
+  REQUIRE(events.size() == 6);
+  const auto defaults = alloc::replay(events, {}, 1200ull << 20, std::nullopt);
+  CHECK(defaults.ooms == 1);
+  REQUIRE(defaults.first_oom_event);
+  CHECK(*defaults.first_oom_event == 3);
+  CHECK(defaults.first_oom.find("out of memory") != std::string::npos);
+  const auto expandable =
+      alloc::replay(events, alloc::parse_config("expandable_segments:True", {}, {}),
+                    1200ull << 20, std::nullopt);
+  CHECK(expandable.ooms == 0);
+  CHECK_FALSE(expandable.first_oom_event);
+  CHECK(expandable.stats.num_ooms == 0);
+  // 600 MiB and 500 MiB live together: reserved at the peak holds at least them.
+  CHECK(expandable.reserved_at_peak >= (1100ull << 20));
+  CHECK(expandable.allocated_at_peak == (1100ull << 20));
+}
+
+TEST_CASE("tune allocator: the answer avoids the OOM, and pinbench run agrees", "[tune]") {
+  const scratch_dir dir("tune-alloc");
+  const auto out = dir.path() / "tune.json";
+  const auto tuned =
+      run_cli_in_process({"tune", "allocator", fragmentation_trace(), "--capacity", "1200MiB",
+                          "--backend", "host", "-q", "--out", out.string()},
+                         dir.path());
+  INFO(tuned.err);
+  REQUIRE(tuned.code == 0);
+  const std::string answer = last_line(tuned.out);
+  REQUIRE(answer.rfind("export PYTORCH_CUDA_ALLOC_CONF=", 0) == 0);
+  CHECK(answer.find("no OOM") != std::string::npos);
+  CHECK(answer.find("OOM at events[3]") != std::string::npos);  // what the defaults meet
+  CHECK(tuned.out.find("backend: host") != std::string::npos);
+
+  const auto r = result::read_result_file(out.string());
+  REQUIRE(r.tune);
+  const auto& t = *r.tune;
+  CHECK(t.question == "allocator");
+  CHECK(t.goal_met);
+  REQUIRE(t.chosen);
+  REQUIRE(t.baseline);
+  CHECK(t.trials.at(*t.chosen).meets_goal);
+  CHECK_FALSE(t.trials.at(*t.baseline).meets_goal);
+  CHECK(t.trials.at(*t.chosen).phase == "confirm");
+  // Every trial names a case of the result that holds its figures.
+  for (const auto& trial : t.trials) {
+    bool found = false;
+    for (const auto& s : r.scenarios)
+      for (const auto& c : s.cases) found = found || (s.name == trial.scenario && c.id == trial.case_id);
+    INFO(trial.scenario << " / " << trial.case_id);
+    CHECK(found);
+  }
+
+  // The config of the answer, replayed by `pinbench run` on the same capacity.
+  const std::size_t from = std::string("export PYTORCH_CUDA_ALLOC_CONF=").size();
+  const std::string config = answer.substr(from, answer.find(' ', from) - from);
+  CHECK(ooms_of_run(dir, config, "1200MiB") == 0);
+  CHECK(ooms_of_run(dir, "", "1200MiB") > 0);
+
+  // report draws it: the answer first, with its chart.
+  const auto html = dir.path() / "tune.html";
+  REQUIRE(run_cli_in_process({"report", out.string(), "--html", html.string()}, dir.path()).code == 0);
+  std::ifstream in(html);
+  const std::string page(std::istreambuf_iterator<char>(in), {});
+  CHECK(page.find("The answer (pinbench tune allocator)") != std::string::npos);
+  CHECK(page.find("PYTORCH_CUDA_ALLOC_CONF") != std::string::npos);
+  CHECK(page.find("<svg") != std::string::npos);
+}
+
+TEST_CASE("tune allocator: when no setting can avoid the OOM it says by how much", "[tune]") {
+  const scratch_dir dir("tune-alloc-none");
+  // The trace holds 1100 MiB live at once: a 1000 MiB device cannot hold it under any setting.
+  const auto tuned = run_cli_in_process({"tune", "allocator", fragmentation_trace(), "--capacity",
+                                         "1000MiB", "--backend", "host", "-q"},
+                                        dir.path());
+  CHECK(tuned.code == 1);
+  const std::string answer = last_line(tuned.out);
+  CHECK(answer.rfind("# no setting avoids the OOM", 0) == 0);
+  CHECK(answer.find("more than the device's") != std::string::npos);
+}
+
+TEST_CASE("tune allocator: --format json prints the result document", "[tune]") {
+  const scratch_dir dir("tune-alloc-json");
+  const auto tuned = run_cli_in_process({"tune", "allocator", fragmentation_trace(), "--capacity",
+                                         "1200MiB", "--backend", "host", "-q", "--format", "json"},
+                                        dir.path());
+  REQUIRE(tuned.code == 0);
+  const auto doc = nlohmann::json::parse(tuned.out);
+  CHECK(doc.at("schema") == "pinbench.result/1");
+  CHECK(doc.at("tune").at("question") == "allocator");
+  CHECK(doc.at("tune").at("answer").get<std::string>().rfind("export ", 0) == 0);
+  CHECK(doc.at("environment").at("backend") == "host");
+}
+
+TEST_CASE("tune allocator: bad input is exit 2 naming the option or file", "[tune]") {
+  const scratch_dir dir("tune-alloc-bad");
+  SECTION("the host backend has no device to read the capacity from") {
+    const auto o = run_cli_in_process(
+        {"tune", "allocator", fragmentation_trace(), "--backend", "host", "-q"}, dir.path());
+    CHECK(o.code == 2);
+    CHECK(o.err.find("--capacity") != std::string::npos);
+  }
+  SECTION("a size that is not one") {
+    const auto o = run_cli_in_process({"tune", "allocator", fragmentation_trace(), "--capacity",
+                                       "lots", "--backend", "host", "-q"},
+                                      dir.path());
+    CHECK(o.code == 2);
+    CHECK(o.err.find("--capacity") != std::string::npos);
+  }
+  SECTION("a trace that is not there") {
+    const auto missing = (dir.path() / "missing.json").string();
+    const auto o = run_cli_in_process(
+        {"tune", "allocator", missing, "--capacity", "1GiB", "--backend", "host", "-q"},
+        dir.path());
+    CHECK(o.code == 2);
+    CHECK(o.err.find("missing.json") != std::string::npos);
+  }
+  SECTION("the result may not replace the trace") {
+    const auto o = run_cli_in_process({"tune", "allocator", fragmentation_trace(), "--capacity",
+                                       "1GiB", "--backend", "host", "-q", "--out",
+                                       fragmentation_trace()},
+                                      dir.path());
+    CHECK(o.code == 2);
+  }
+}
+
+}  // namespace pinbench::allocator_tune_test
