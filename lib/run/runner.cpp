@@ -79,16 +79,22 @@ nlohmann::json lost_rank_json(const dist::rank_lost_error& e) {
           {"stopped_by_lead", e.stopped_by_lead()}};
 }
 
-result::run_result run_scenarios(const plan& p, device::backend& dev, const run_options& options) {
-  if (!p.settings.keep_cases) throw error("run_scenarios: this plan keeps no case (validate's)");
+result::run_result new_result(const device::backend& dev, std::uint64_t seed,
+                              const std::string& command_line) {
   result::run_result result;
   result.tool_version = std::string(version);
   result.tool_git = std::string(git_describe);
   char buf[32];
   result.created = std::string(utc_timestamp(buf));
   result.backend = std::string(dev.name());
-  result.seed = p.settings.seed;
-  result.command_line = options.command_line;
+  result.seed = seed;
+  result.command_line = command_line;
+  return result;
+}
+
+result::run_result run_scenarios(const plan& p, device::backend& dev, const run_options& options) {
+  if (!p.settings.keep_cases) throw error("run_scenarios: this plan keeps no case (validate's)");
+  result::run_result result = new_result(dev, p.settings.seed, options.command_line);
   for (const auto& o : p.settings.overrides) result.overrides[o.key] = o.value;
 
   const auto& scenarios = p.scenarios;

@@ -52,6 +52,11 @@ struct run_options {
 /// stopped_by_lead (this rank did not see the loss: rank 0 stopped the launch)}.
 [[nodiscard]] nlohmann::json lost_rank_json(const dist::rank_lost_error& e);
 
+/// A result with nothing measured yet: the tool, the time, the backend, the seed and the
+/// command line (the environment block is added when the cases have run).
+[[nodiscard]] result::run_result new_result(const device::backend& dev, std::uint64_t seed,
+                                            const std::string& command_line);
+
 /// Runs every case of the plan on `dev`, the plan's `repeat` rounds of them: each round's cases
 /// in a seeded random order (one round keeps the declared order), so that slow drift of the
 /// machine spreads over all of them; the samples keep the round they came from. A failed case

@@ -27,6 +27,7 @@
 #include "alloc/replay.hpp"
 #include "alloc/workload.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "core/units.hpp"
 #include "kinds/allocator/allocator_engine.hpp"
 
@@ -404,10 +405,11 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
     if (left <= 0) return 0;
     return std::min<std::size_t>(replays, static_cast<std::size_t>(left / per) * screen.jobs());
   };
+  // The first stage (the setting in use) runs whatever the budget: without it there is no answer.
   const auto stage = [&](std::vector<setting> settings) {
     std::erase_if(settings, [&](const setting& x) { return already(x); });
     settings.erase(std::unique(settings.begin(), settings.end()), settings.end());
-    const std::size_t n = affordable(settings.size());
+    const std::size_t n = tried.empty() ? settings.size() : affordable(settings.size());
     if (n < settings.size()) {
       stopped_by = "budget";
       settings.resize(n);
@@ -422,7 +424,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   std::vector<setting> first{in_use};
   if (in_use.options_set() > 0 || in_use.memory_fraction) first.push_back(setting_of({}, {}));
   (void)stage(first);
-  if (tried.empty()) throw interrupted_error();
+  if (tried.empty()) throw interrupted_error();  // stopped before the first replay ended
   const auto values = option_values(demand);
   // One option changed at a time from the setting in use.
   std::vector<setting> singles;
@@ -496,7 +498,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
                         {"trace_file", trace},
                         {"device_memory", capacity},
                         {"timing", "call"}};
-  result::run_result out;
+  result::run_result out = s.empty_result();
   const std::string confirm_name = "tune-allocator-confirm";
   std::vector<const trial_run*> confirm{chosen};
   if (!(chosen->s == baseline.s)) confirm.push_back(&baseline);
@@ -541,8 +543,10 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
         c.id += ",memory_fraction=" + fraction_text(*confirm[i]->s.memory_fraction);
       confirmed.push_back(confirm_trial(c, confirm_name, screener::label(confirm[i]->s)));
     }
-    measured.scenarios.push_back(std::move(merged));
-    append(out, std::move(measured));
+    out.scenarios.push_back(std::move(merged));
+    out.environment = std::move(measured.environment);  // with the runner's warnings
+    out.interrupted = measured.interrupted;
+    out.interrupted_by = measured.interrupted_by;
     if (out.interrupted) stopped_by = "interrupted";
   }
 
@@ -673,6 +677,10 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
         backend_note);
   }
   t.stopped_by = stopped_by;
+  if (stopped_by == "interrupted" && !out.interrupted) {
+    out.interrupted = true;
+    out.interrupted_by = interrupt_signal_name();
+  }
   t.elapsed_s = s.elapsed_s();
   out.tune = std::move(t);
   return out;

@@ -55,6 +55,12 @@ result::run_result session::measure(std::vector<scenario::scenario> scenarios) c
   return run::run_scenarios(plan, *device_, options);
 }
 
+result::run_result session::empty_result() const {
+  result::run_result r = run::new_result(*device_, seed_, command_line_);
+  r.environment = run::environment_block(*device_);
+  return r;
+}
+
 void append(result::run_result& into, result::run_result more) {
   if (into.created.empty()) {  // the first measured: its run facts and environment
     auto earlier = std::move(into.scenarios);

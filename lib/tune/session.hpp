@@ -39,6 +39,10 @@ class session {
   /// result), on this session's device. A scenario that does not validate is an input_error.
   [[nodiscard]] result::run_result measure(std::vector<scenario::scenario> scenarios) const;
 
+  /// A result with nothing in it yet: the run's facts and the environment block of this
+  /// session's device (what a tune that measured no case through the runner still records).
+  [[nodiscard]] result::run_result empty_result() const;
+
   /// A scenario of `kind` from its JSON (schema and kind filled in), checked as a file would be.
   [[nodiscard]] static scenario::scenario scenario_from(nlohmann::json doc,
                                                         const std::string& source);
