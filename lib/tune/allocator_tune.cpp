@@ -7,7 +7,8 @@
 // The search, not a grid: (1) the setting in use; (2) each option changed alone from it;
 // (3) greedily, the best so far combined with the best values of each option not yet changed,
 // while that helps. Every step is ranked the same way: no OOM first, then the lowest peak
-// reserved, the least cached memory at that peak, the fewest cudaMalloc/cudaFree calls, the
+// reserved, the least fragmentation at that peak (reserved minus allocated), the fewest
+// cudaMalloc/cudaFree calls, the
 // fewest options set.
 #include "tune/allocator_tune.hpp"
 
@@ -102,7 +103,7 @@ struct trial_run {
   [[nodiscard]] std::uint64_t peak_reserved() const {
     return static_cast<std::uint64_t>(outcome.stats.reserved_bytes.all.peak);
   }
-  [[nodiscard]] std::uint64_t cached_at_peak() const {
+  [[nodiscard]] std::uint64_t fragmentation_at_peak() const {
     return outcome.reserved_at_peak - std::min(outcome.reserved_at_peak, outcome.allocated_at_peak);
   }
   [[nodiscard]] std::int64_t device_calls() const {
@@ -118,7 +119,7 @@ bool better(const trial_run& a, const trial_run& b) {
   if (x.ooms != y.ooms) return x.ooms < y.ooms;
   if (x.first_oom_event != y.first_oom_event) return x.first_oom_event > y.first_oom_event;
   if (a.peak_reserved() != b.peak_reserved()) return a.peak_reserved() < b.peak_reserved();
-  if (a.cached_at_peak() != b.cached_at_peak()) return a.cached_at_peak() < b.cached_at_peak();
+  if (a.fragmentation_at_peak() != b.fragmentation_at_peak()) return a.fragmentation_at_peak() < b.fragmentation_at_peak();
   if (a.device_calls() != b.device_calls()) return a.device_calls() < b.device_calls();
   if (a.s.options_set() != b.s.options_set()) return a.s.options_set() < b.s.options_set();
   return a.s.text() < b.s.text();
@@ -282,9 +283,9 @@ result::case_result search_case(const trial_run& r, const nlohmann::json& params
   c.stopped = result::stop_reason::single;
   c.elapsed_s = static_cast<double>(r.outcome.elapsed_ns) / 1e9;
   kinds::allocator::add_policy_metrics(c, r.outcome.stats);
-  auto& cached = c.add("cached_bytes_at_peak", "bytes", result::direction::lower);
+  auto& cached = c.add("fragmentation_at_peak", "bytes", result::direction::lower);
   cached.deterministic = true;
-  cached.samples.push_back(static_cast<double>(r.cached_at_peak()));
+  cached.samples.push_back(static_cast<double>(r.fragmentation_at_peak()));
   if (r.outcome.calls > 0) {
     c.add("replay_time_per_call", "ns", result::direction::lower)
         .samples.push_back(static_cast<double>(r.outcome.elapsed_ns) /
@@ -303,7 +304,7 @@ std::vector<std::pair<std::string, std::string>> search_cells(const trial_run& r
   return {{"OOM", r.outcome.ooms == 0 ? std::string("none")
                                       : fmt::format("at events[{}]", *r.outcome.first_oom_event)},
           {"peak reserved", format_bytes(r.peak_reserved())},
-          {"cached at peak", format_bytes(r.cached_at_peak())},
+          {"peak fragmentation", format_bytes(r.fragmentation_at_peak())},
           {"cudaMalloc", std::to_string(r.outcome.stats.num_device_alloc)},
           {"cudaFree", std::to_string(r.outcome.stats.num_device_free)},
           {"replay/call", r.outcome.calls == 0
@@ -342,7 +343,7 @@ result::tune_trial confirm_trial(const result::case_result& c, const std::string
   const auto latency = result::finite_median(c, "alloc_latency");
   t.cells = {{"OOM", oom_cell},
              {"peak reserved", std::isnan(peak) ? "-" : format_bytes(static_cast<std::uint64_t>(peak))},
-             {"cached at peak", cached},
+             {"peak fragmentation", cached},
              {"cudaMalloc", fmt::format("{:.0f}", median_of(c, "num_device_alloc"))},
              {"cudaFree", fmt::format("{:.0f}", median_of(c, "num_device_free"))},
              {"alloc latency", latency ? format_duration_ns(*latency) : "-"}};
