@@ -8,8 +8,7 @@
 // (3) greedily, the best so far combined with the best values of each option not yet changed,
 // while that helps. Every step is ranked the same way: no OOM first, then the lowest peak
 // reserved, the least fragmentation at that peak (reserved minus allocated), the fewest
-// cudaMalloc/cudaFree calls, the
-// fewest options set.
+// cudaMalloc/cudaFree calls, the fewest options set.
 #include "tune/allocator_tune.hpp"
 
 #include <algorithm>
