@@ -237,6 +237,13 @@ run_step loader-peer-pinned 15 "$PINBENCH" run --backend "$backend" builtin:load
 run_step multi 20 "$PINBENCH" run --backend "$backend" $(builtins collective) $(builtins data-parallel) \
   "${allocator_sampling[@]}" --out "$work/multi.json"
 
+# The questions answered on the device: the allocator setting that avoids a trace's OOM on a
+# capped device (the answer confirmed with cudaMalloc), the loader settings that hold the target.
+run_step tune-allocator 25 "$PINBENCH" tune allocator "$root/tests/data/traces/tune-fragmentation.json" \
+  --capacity 1200MiB --backend "$backend" --budget 20s --out "$work/tune-allocator.json"
+run_step tune-loader 40 "$PINBENCH" tune loader --cpu-per-sample 1ms --batch-size 16 \
+  --step-time 10ms --target-busy 0.85 --backend "$backend" --budget 35s --out "$work/tune-loader.json"
+
 # ---- 4. the PyTorch peers, in the same session ---------------------------------------------------
 run_step torch_transfer 55 "$0" __step torch_peer torch_transfer --budget 40 \
   --out "$work/torch-transfer.json"
@@ -247,7 +254,8 @@ run_step torch_dataloader 35 "$0" __step torch_peer torch_dataloader --device cu
 if command -v python3 >/dev/null; then
   report="$root/scripts/gpu_check_report.py"
   python3 "$report" merge "$OUT/pinbench.json" "$work/transfer.json" "$work/allocator.json" \
-    "$work/loader.json" "$work/loader-peer-pinned.json" "$work/multi.json" 2>>"$log" || failed=1
+    "$work/loader.json" "$work/loader-peer-pinned.json" "$work/multi.json" \
+    "$work/tune-allocator.json" "$work/tune-loader.json" 2>>"$log" || failed=1
   if [[ -f "$work/torch-transfer.json" || -f "$work/torch-dataloader.json" ]]; then
     python3 "$report" merge "$OUT/torch.json" "$work/torch-transfer.json" \
       "$work/torch-dataloader.json" 2>>"$log" || true

@@ -54,6 +54,9 @@ def merge(out, inputs):
             merged = dict(doc)
             merged["scenarios"] = []
         merged["scenarios"].extend(doc.get("scenarios", []))
+        # A tune's answer is its own block: kept, one per tune, beside the scenarios.
+        if isinstance(doc.get("tune"), dict):
+            merged.setdefault("tunes", []).append(doc["tune"])
         merged["interrupted"] = bool(merged.get("interrupted")) or bool(doc.get("interrupted"))
         if doc.get("command_line"):
             commands.append(doc["command_line"])
@@ -296,6 +299,21 @@ def tests_section(junit):
     return out + ("\n" + "\n".join(failures) + "\n" if failures else "")
 
 
+def tune_section(pb):
+    tunes = (pb or {}).get("tunes", [])
+    if not tunes:
+        return ""
+    out = "### pinbench tune\n\n"
+    for t in tunes:
+        chosen = t.get("chosen")
+        trials = t.get("trials", [])
+        evidence = trials[chosen].get("note", "") if isinstance(chosen, int) and chosen < len(trials) else ""
+        out += (f"- **{t.get('question', '?')}** (goal met: {t.get('goal_met')}, "
+                f"{len(trials)} trials, {t.get('elapsed_s', 0):.1f} s): `{t.get('answer', '')}`"
+                f"{' — ' + evidence if evidence else ''}\n  {t.get('verdict', '')}\n")
+    return out
+
+
 def summary(args):
     pb, th = load(args.pinbench), load(args.torch)
     steps = []
@@ -319,7 +337,8 @@ def summary(args):
     head += "\n### Steps\n\n" + table(["step", "status", "seconds", "budget s"], steps)
     parts = [head, tests_section(args.junit), judge_section(pb), bandwidth_section(pb, th),
              host_call_section(pb),
-             allocator_section(pb), loader_section(pb, th), differences_section(th)]
+             allocator_section(pb), loader_section(pb, th), tune_section(pb),
+             differences_section(th)]
     write_atomic(args.out, "\n".join(p for p in parts if p))
     return 0
 
