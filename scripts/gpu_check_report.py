@@ -309,7 +309,7 @@ def tune_section(pb):
         trials = t.get("trials", [])
         evidence = trials[chosen].get("note", "") if isinstance(chosen, int) and chosen < len(trials) else ""
         out += (f"- **{t.get('question', '?')}** (goal met: {t.get('goal_met')}, "
-                f"{len(trials)} trials, {t.get('elapsed_s', 0):.1f} s): `{t.get('answer', '')}`"
+                f"{len(trials)} trials, {t.get('elapsed_s', 0):.1f} s): `{t.get('answer', '').replace(chr(10), ' ; ')}`"
                 f"{' — ' + evidence if evidence else ''}\n  {t.get('verdict', '')}\n")
     return out
 
