@@ -370,7 +370,7 @@ class snapshot_converter {
           if (number) mib = mib * 10 + static_cast<std::uint64_t>(ch - '0');
         }
         if (!number || mib == 0 || (mib & (mib - 1)) != 0)
-          fail(at, "expected keys that are powers of two (MiB), got \"" + key + "\"");
+          fail(at, "expected keys that are powers of two (MiB), got " + detail::quote_snippet(key));
         const auto j = static_cast<std::size_t>(std::bit_width(mib) - 1);
         table[std::min(j, intervals - 1)] = divisions(d, at + "." + key);
       }

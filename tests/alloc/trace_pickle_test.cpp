@@ -197,6 +197,23 @@ TEST_CASE("a snapshot pickle's entries are checked with their path", "[alloc][tr
   CHECK_THROWS_WITH(check_trace_file(path),
                     Catch::Contains("expected a pickle of protocol 2 to 5 (a PyTorch memory "
                                     "snapshot), got protocol 9"));
+  // Over 2 GiB (a sparse file: nothing is written): refused before it is read.
+  const auto huge = dir.path() / "huge.pickle";
+  std::ofstream(huge, std::ios::binary) << std::string("\x80\x04", 2);
+  std::filesystem::resize_file(huge, (std::uint64_t{2} << 30) + 1);
+  for (const bool at_load : {true, false}) {
+    INFO(at_load);
+    try {
+      if (at_load)
+        check_trace_file(huge.string());
+      else
+        (void)open_trace(huge.string());
+      FAIL("a snapshot over 2 GiB was accepted");
+    } catch (const input_error& e) {
+      CHECK_THAT(e.what(), Catch::Contains("a snapshot pickle of 2147483649 bytes: larger than "
+                                           "the 2147483648 bytes (2 GiB) this reader loads"));
+    }
+  }
 }
 
 TEST_CASE("pinbench run replays a snapshot pickle given as trace_file", "[alloc][trace][cli]") {
