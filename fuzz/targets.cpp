@@ -16,6 +16,7 @@
 #include "alloc/config.hpp"
 #include "alloc/workload.hpp"
 #include "core/error.hpp"
+#include "core/pickle.hpp"
 #include "scenario/scenario.hpp"
 
 namespace pinbench::fuzz {
@@ -73,19 +74,21 @@ class memory_file {
   int fd_;
 };
 
+void drain_trace(const memory_file& file, std::size_t input_bytes) {
+  auto source = alloc::open_trace(file.path());
+  alloc::event e;
+  std::size_t events = 0;
+  while (source->next(e)) ++events;
+  // Every event takes at least a few bytes of input; more events than bytes is a reader
+  // inventing events.
+  if (events > input_bytes)
+    throw oracle_violation("more events (" + std::to_string(events) + ") than input bytes");
+}
+
 verdict trace(std::string_view input) {
   // Outside judge(): a failing memfd is the harness's problem, not the reader's.
   const memory_file file(input);
-  return judge([&] {
-    auto source = alloc::open_trace(file.path());
-    alloc::event e;
-    std::size_t events = 0;
-    while (source->next(e)) ++events;
-    // Every event takes at least a few bytes of input; more events than bytes is a reader
-    // inventing events.
-    if (events > input.size())
-      throw oracle_violation("more events (" + std::to_string(events) + ") than input bytes");
-  });
+  return judge([&] { drain_trace(file, input.size()); });
 }
 
 }  // namespace
@@ -122,6 +125,15 @@ verdict csv_trace(std::string_view input) {
   return trace(input);
 }
 
+verdict pickle(std::string_view input) {
+  const memory_file file(input);
+  return judge([&] {
+    const nlohmann::json value = read_pickle(input, "fuzz.pickle");
+    (void)value.dump();  // invalid UTF-8 must have been replaced: dump() would throw
+    drain_trace(file, input.size());
+  });
+}
+
 verdict alloc_conf(std::string_view input) {
   return judge([&] {
     const alloc::config c = alloc::parse_config(input, "", "PYTORCH_CUDA_ALLOC_CONF");
@@ -142,9 +154,10 @@ verdict alloc_conf(std::string_view input) {
 }
 
 std::span<const target> all_targets() {
-  static constexpr std::array<target, 4> targets = {{{"scenario", scenario_parser},
+  static constexpr std::array<target, 5> targets = {{{"scenario", scenario_parser},
                                                      {"json_trace", json_trace},
                                                      {"csv_trace", csv_trace},
+                                                     {"pickle", pickle},
                                                      {"alloc_conf", alloc_conf}}};
   return targets;
 }

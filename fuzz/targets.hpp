@@ -35,6 +35,10 @@ verdict scenario_parser(std::string_view input);
 verdict json_trace(std::string_view input);
 verdict csv_trace(std::string_view input);
 
+/// read_pickle on the bytes (every accepted value must dump() as JSON), then open_trace on them
+/// (a pickle is read as a PyTorch memory snapshot) and every event drained.
+verdict pickle(std::string_view input);
+
 /// parse_config (PYTORCH_CUDA_ALLOC_CONF). An accepted text's canonical form (to_string) must
 /// parse again to the same canonical form.
 verdict alloc_conf(std::string_view input);

@@ -3,7 +3,8 @@
 # scripts/sanitize.sh asan runs the suite; the `fuzz` build preset builds only the targets) and
 # runs each for SECONDS (as many at once as there are cores), then prints executions, corpus size
 # and crashes.
-# Usage: scripts/fuzz.sh SECONDS [TARGET...]   targets: scenario json_trace csv_trace alloc_conf
+# Usage: scripts/fuzz.sh SECONDS [TARGET...]   targets: scenario json_trace csv_trace pickle
+#                                                alloc_conf
 # The working corpus (build-asan/corpus/TARGET) grows from run to run; it starts from the seeds
 # of fuzz/seeds.txt and tests/data/fuzz/TARGET/. Exit 1 when a target crashed, 2 on bad usage.
 # Environment: JOBS (build jobs, default: all cores), FUZZ_JOBS (targets at once, default: the
@@ -11,7 +12,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-all_targets=(scenario json_trace csv_trace alloc_conf)
+all_targets=(scenario json_trace csv_trace pickle alloc_conf)
 
 usage() {
   echo "usage: scripts/fuzz.sh SECONDS [TARGET...]  (targets: ${all_targets[*]})" >&2

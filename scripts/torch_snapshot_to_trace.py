@@ -22,6 +22,10 @@ still live at the end: they stay live in the trace.
 The pickle is read with an unpickler that refuses every global (class or function reference):
 torch writes only dicts, lists, strings and numbers, and anything else in a file could run code.
 
+pinbench reads the pickle itself too (an allocator case's trace_file, trace_device choosing the
+device), with the same mapping, and replays an oom entry as an allocation of the size that
+failed; this script stays for those who want the trace as JSON.
+
 Usage: torch_snapshot_to_trace.py SNAPSHOT.pickle [--device N] [-o OUT.json]
 """
 

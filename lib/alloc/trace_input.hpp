@@ -23,4 +23,11 @@ namespace pinbench::alloc::detail {
 /// An RMM replay log, "Thread,Time,Action,Pointer,Size,Stream", read line by line (trace_csv.cpp).
 [[nodiscard]] std::unique_ptr<event_source> open_csv_trace(const std::string& path);
 
+/// A PyTorch memory snapshot pickle, read whole; device_traces[device] replayed
+/// (trace_pickle.cpp).
+[[nodiscard]] std::unique_ptr<event_source> open_pickle_trace(const std::string& path, int device);
+
+/// What check_trace_file checks of a snapshot pickle without reading it: its size and protocol.
+void check_pickle_trace(const std::string& path);
+
 }  // namespace pinbench::alloc::detail

@@ -1,6 +1,7 @@
 // Reads allocation traces from files, choosing the reader by content: pinbench.trace/1 JSON
-// (trace_json.cpp) or an RMM replay CSV log (trace_csv.cpp). Memory stays bounded by the
-// allocations live at a time, never by the length of the trace.
+// (trace_json.cpp), an RMM replay CSV log (trace_csv.cpp) or a PyTorch memory snapshot pickle
+// (trace_pickle.cpp). Memory stays bounded by the allocations live at a time, never by the
+// length of the trace, except for a snapshot, which is read whole.
 #include "alloc/trace_input.hpp"
 
 #include <fcntl.h>
@@ -38,9 +39,10 @@ std::ifstream open_input(const std::string& path) {
 
 namespace {
 
-enum class trace_format { json_trace, csv_log };
+enum class trace_format { json_trace, csv_log, torch_pickle };
 
-// By content, not by extension: a JSON trace starts with "{" (after spaces and a UTF-8 BOM).
+// By content, not by extension: a JSON trace starts with "{" (after spaces and a UTF-8 BOM), a
+// pickle of protocol 2 or above with its PROTO opcode, 0x80.
 trace_format detect_format(const std::string& path) {
   std::ifstream in = detail::open_input(path);
   char c = 0;
@@ -56,11 +58,7 @@ trace_format detect_format(const std::string& path) {
       }
       break;
     }
-    if (first && u == 0x80) {  // pickle protocol 2+ opcode: a torch snapshot given directly
-      throw input_error(path, "",
-                        "this looks like a pickle (a PyTorch memory snapshot?); convert it with "
-                        "scripts/torch_snapshot_to_trace.py first");
-    }
+    if (first && u == 0x80) return trace_format::torch_pickle;
     first = false;
     const bool blank = trim(std::string_view(&c, 1)).empty();
     if (!blank) return c == '{' ? trace_format::json_trace : trace_format::csv_log;
@@ -91,12 +89,21 @@ void check_trace_file(const std::string& path) {
     throw input_error(path, "", std::string("cannot open the trace file: ") + std::strerror(errno));
   ::close(fd);
   // A CSV log's reader checks its header row when it opens; a JSON trace's reader starts
-  // parsing on a thread, so its "{" is all that is checked here.
-  if (detect_format(path) == trace_format::csv_log) (void)detail::open_csv_trace(path);
+  // parsing on a thread, so its "{" is all that is checked here; a snapshot pickle (hundreds of
+  // MiB, read whole) is read when the case starts: its size and protocol are checked here.
+  switch (detect_format(path)) {
+    case trace_format::csv_log: (void)detail::open_csv_trace(path); break;
+    case trace_format::torch_pickle: detail::check_pickle_trace(path); break;
+    case trace_format::json_trace: break;
+  }
 }
 
-std::unique_ptr<event_source> open_trace(const std::string& path) {
-  if (detect_format(path) == trace_format::json_trace) return detail::open_json_trace(path);
+std::unique_ptr<event_source> open_trace(const std::string& path, const trace_options& options) {
+  switch (detect_format(path)) {
+    case trace_format::json_trace: return detail::open_json_trace(path);
+    case trace_format::torch_pickle: return detail::open_pickle_trace(path, options.device);
+    case trace_format::csv_log: break;
+  }
   return detail::open_csv_trace(path);
 }
 

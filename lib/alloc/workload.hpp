@@ -54,16 +54,30 @@ struct random_spec {
 [[nodiscard]] std::unique_ptr<event_source> make_training_loop(const training_loop_spec& spec);
 [[nodiscard]] std::unique_ptr<event_source> make_random(const random_spec& spec);
 
-/// Opens a trace file: pinbench.trace/1 JSON (schema checked) or an RMM replay log CSV
-/// (header "Thread,Time,Action,Pointer,Size,Stream"; actions allocate/free; pointers mapped to
-/// ids). Throws input_error("FILE: line N: ..." or "FILE: events[i].op: ...") for bad input.
-/// JSON traces are parsed event by event (SAX), so memory stays bounded for huge traces.
-[[nodiscard]] std::unique_ptr<event_source> open_trace(const std::string& path);
+/// How open_trace reads a file that holds more than one trace.
+struct trace_options {
+  /// A PyTorch memory snapshot (pickle): the device whose device_traces entry is replayed.
+  int device = 0;
+};
+
+/// Opens a trace file, its format told by content: pinbench.trace/1 JSON (schema checked), an
+/// RMM replay log CSV (header "Thread,Time,Action,Pointer,Size,Stream"; actions
+/// allocate/free; pointers mapped to ids), or a PyTorch memory snapshot pickle (first byte
+/// 0x80, as torch.cuda.memory._dump_snapshot writes it; device_traces[options.device] mapped
+/// as scripts/torch_snapshot_to_trace.py maps it, and each oom entry an allocation of the size
+/// that failed; see alloc/torch_snapshot.hpp). Throws input_error("FILE: line N: ...",
+/// "FILE: events[i].op: ...", "FILE: device_traces[0][5].addr: ..." or "FILE: offset N: ...")
+/// for bad input. JSON traces are parsed event by event (SAX), so memory stays bounded for huge
+/// traces; a snapshot is read whole (at most 2 GiB).
+[[nodiscard]] std::unique_ptr<event_source> open_trace(const std::string& path,
+                                                       const trace_options& options = {});
 
 /// What open_trace() would find wrong before the first event, checked without reading further
 /// (for validate): the path must name a regular file (not a directory, a device such as
 /// /dev/zero, a FIFO or a socket: found with stat, before anything is opened) that can be read,
-/// and its format must be known: JSON by its "{", the RMM log by its header row.
+/// and its format must be known: JSON by its "{", the RMM log by its header row, a snapshot
+/// pickle by its PROTO opcode (protocol 2 to 5) and its size (the device is checked when it is
+/// read).
 /// Throws input_error(path, ..., why).
 void check_trace_file(const std::string& path);
 

@@ -13,16 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/text.hpp"
+
 namespace pinbench {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(" \t\r\n");
-  return s.substr(first, last - first + 1);
-}
 
 // The first "model name" of /proc/cpuinfo; other architectures name the CPU differently.
 std::string cpu_model() {

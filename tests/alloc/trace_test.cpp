@@ -159,11 +159,14 @@ TEST_CASE("the format is detected by content, not by the file name", "[alloc][tr
   const std::string empty = dir.file("empty.json", " \n");
   CHECK(read_error(empty).message ==
         empty + ": the trace is empty: expected a pinbench.trace/1 JSON trace or an RMM log CSV");
-  const std::string pickle = dir.file("snapshot.pickle", std::string("\x80\x04\x95", 3));
+  // A pickle (its PROTO byte first) is read as a PyTorch memory snapshot, whatever its name.
+  const std::string pickle = dir.file("snapshot.json", std::string("\x80\x04\x95", 3));
   CHECK(read_error(pickle).message ==
-        pickle +
-            ": this looks like a pickle (a PyTorch memory snapshot?); convert it with "
-            "scripts/torch_snapshot_to_trace.py first");
+        pickle + ": offset 2: opcode FRAME (0x95) needs 8 more byte(s), but the input ends "
+                 "after 0 (truncated?)");
+  std::ifstream snapshot_in(fixture("snapshot-p4.pickle"), std::ios::binary);
+  const std::string snapshot_bytes{std::istreambuf_iterator<char>(snapshot_in), {}};
+  CHECK(read_all(dir.file("trace.csv", snapshot_bytes)).size() == 6);
   const std::string missing = dir.file("x") + "-missing";
   CHECK(read_error(missing).message == missing + ": cannot open the trace file");
 }

@@ -122,3 +122,19 @@ TEST_CASE("fuzz targets: an alloc conf's canonical form parses back to itself", 
   CHECK(pinbench::fuzz::alloc_conf("max_split_size_mb:128,expandable_segments:True").accepted);
   CHECK_FALSE(pinbench::fuzz::alloc_conf("max_split_size_mb:-1").accepted);
 }
+
+TEST_CASE("fuzz targets: the pickle target reads snapshots and refuses code", "[fuzz]") {
+  const fs::path traces = source_dir / "tests" / "data" / "traces";
+  for (const char* name : {"snapshot-p2.pickle", "snapshot-p4.pickle", "snapshot-p5.pickle",
+                           "snapshot-oom.pickle", "snapshot-after-oom.pickle"}) {
+    INFO(name);
+    CHECK(pinbench::fuzz::pickle(read_text(traces / name)).accepted);
+  }
+  const verdict global = pinbench::fuzz::pickle(read_text(traces / "bad" / "pickle-global.pickle"));
+  CHECK_FALSE(global.accepted);
+  CHECK_THAT(global.error, Catch::Contains("offset 2: opcode GLOBAL (0x63) refused"));
+  // A plain pickle that is not a snapshot: read, then refused as a trace.
+  const verdict plain = pinbench::fuzz::pickle(std::string("\x80\x04K\x01.", 5));
+  CHECK_FALSE(plain.accepted);
+  CHECK_THAT(plain.error, Catch::Contains("expected a dict at the top"));
+}

@@ -206,8 +206,14 @@ TEST_CASE("a trace file must be a readable regular file of a known format, check
                                                         "regular file"));
   write_text(dir / "empty.json", "  \n");
   CHECK_THAT(error_for((dir / "empty.json").string()), Catch::Contains("the trace is empty"));
+  // A snapshot pickle: its PROTO byte and protocol at load; the rest when the case reads it.
   write_text(dir / "snapshot.pickle", "\x80\x02}q\x00");
-  CHECK_THAT(error_for((dir / "snapshot.pickle").string()), Catch::Contains("looks like a pickle"));
+  CHECK(error_for((dir / "snapshot.pickle").string()) == "(no error)");
+  write_text(dir / "future.pickle", "\x80\x07}.");
+  CHECK(error_for((dir / "future.pickle").string()) ==
+        prefix + (dir / "future.pickle").string() +
+            ": offset 0: expected a pickle of protocol 2 to 5 (a PyTorch memory snapshot), got "
+            "protocol 7");
   write_text(dir / "other.csv", "a,b,c\n1,2,3\n");
   CHECK_THAT(error_for((dir / "other.csv").string()),
              Catch::StartsWith(prefix + (dir / "other.csv").string() +

@@ -270,7 +270,9 @@ class workload_run {
     switch (p.workload) {
       case workload_kind::training_loop: events_ = alloc::make_training_loop(p.loop); break;
       case workload_kind::random: events_ = alloc::make_random(p.random); break;
-      case workload_kind::trace: events_ = alloc::open_trace(p.trace_file); break;
+      case workload_kind::trace:
+        events_ = alloc::open_trace(p.trace_file, {.device = p.trace_device});
+        break;
     }
   }
 

@@ -110,8 +110,11 @@ kind_spec describe() {
                       "random: allocation sizes are uniform in [1, max_bytes] (size)"),
               probability,
               text("trace_file", "",
-                   "trace: a pinbench.trace/1 JSON or RMM replay CSV file (relative to the "
-                   "scenario file; required when workload is \"trace\")"),
+                   "trace: a pinbench.trace/1 JSON, RMM replay CSV or PyTorch memory snapshot "
+                   "pickle file (relative to the scenario file; required when workload is "
+                   "\"trace\")"),
+              bounded("trace_device", param_type::integer, 0, 0, false, 1e4,
+                      "pickle snapshot: whose device_traces entry is replayed (device index)"),
           },
       .parse_case = parse_params,
       .make_engine = make_engine,

@@ -40,6 +40,7 @@ std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p
   if (!trace.empty() && trace.is_relative() && !source.empty())
     trace = std::filesystem::path(source).parent_path() / trace;
   a->trace_file = trace.string();
+  a->trace_device = p.at("trace_device").get<int>();
   // Found now, at validate and before run measures anything, not when the case starts.
   if (a->workload == workload_kind::trace) {
     try {

@@ -45,6 +45,7 @@ struct allocator_params final : measure::case_params {
   allocator_type allocator = allocator_choice.default_value();
   workload_kind workload = workload_choice.default_value();
   std::string trace_file;  ///< resolved against the scenario's folder
+  int trace_device = 0;    ///< a snapshot pickle's device_traces entry replayed
   /// The caching allocator's options; none for "env" (config_from_environment at the case).
   std::optional<alloc::config> config;
   std::uint64_t device_memory = 0;
