@@ -27,8 +27,9 @@ using nlohmann::json;
 constexpr const char* search_scenario = "tune-loader";
 constexpr const char* confirm_scenario = "tune-loader-confirm";
 
-// Two short trials whose gpu_busy differ by less than this are taken as equal.
-constexpr double busy_tie = 0.01;
+// Two short trials whose gpu_busy differ by less than this are taken as equal: a trial is a few
+// runs of a second or less, and a setting must win clearly to replace PyTorch's usual one.
+constexpr double busy_tie = 0.03;
 // A trial that misses the target by less than this may hold it with a deeper prefetch.
 constexpr double near_miss = 0.05;
 // Before the baseline measured it, a jpeg batch is guessed at this much CPU per sample
@@ -472,27 +473,39 @@ class loader_tuner {
     return text + " of CPU";
   }
 
-  // Why no setting held the target, with the measured figures.
+  // Why no setting held the target, with the measured figures: what the cores could give at
+  // the baseline's cost per batch, and what the workers got when they ran side by side.
   [[nodiscard]] std::string limit_text(const trial& best) const {
-    if (!ceiling_problem_.empty())
-      return "more workers could not run: " + ceiling_problem_;
+    if (!ceiling_problem_.empty()) return "more workers could not run: " + ceiling_problem_;
     const trial& base = trials_[baseline_.value_or(0)];
     const double needed = target_ / (step_ns_ / 1e9);  // batches/s at the target
     const unsigned usable = std::min(max_workers_, cores_);
     const double supply = usable / (base.f.batch_cpu_ns / 1e9);
     std::string what = fmt::format(
-        "a batch takes {} per worker, so {} {} give at most {:.1f} batches/s against the {:.1f} "
-        "the step ({}) needs at {} busy",
+        "what limits it is the CPU: a batch takes {} per worker, so {} {} give at most {:.1f} "
+        "batches/s against the {:.1f} the step ({}) needs at {} busy",
         cpu_per_batch_text(base), usable,
         max_workers_ < cores_ ? "workers (--max-workers)" : "cores", supply, needed,
         format_duration_ns(step_ns_), fraction(target_));
-    if (saturated_at_ > 0)
-      what += fmt::format("; more than {} worker(s) did not help: the cores are busy (also with "
-                          "the main thread's copies and pinning, and anything else running)",
+    // The trial with the most workers: what they got when they ran side by side.
+    const trial* most = nullptr;
+    for (const auto& t : trials_)
+      if (t.phase == "search" && t.f.measured && t.s.workers > 0 &&
+          (most == nullptr || t.s.workers > most->s.workers))
+        most = &t;
+    constexpr double contended = 1.3;  // a batch this much slower with workers side by side
+    if (most != nullptr && most->f.batch_cpu_ns > contended * base.f.batch_cpu_ns)
+      what += fmt::format(
+          "; with {} workers a batch took {} each ({:.1f} batches/s): the cores were not free "
+          "(the main thread's copies and pinning, other processes)",
+          most->s.workers, format_duration_ns(most->f.batch_cpu_ns),
+          most->s.workers / (most->f.batch_cpu_ns / 1e9));
+    else if (saturated_at_ > 0)
+      what += fmt::format("; more workers than {} did not help: the cores are busy",
                           saturated_at_);
-    else if (max_workers_ < cores_ && best.s.workers >= static_cast<int>(max_workers_))
+    if (max_workers_ < cores_ && best.s.workers >= static_cast<int>(max_workers_))
       what += fmt::format("; up to {} workers (the cores) may do better", cores_);
-    return "what limits it is the CPU: " + what;
+    return what;
   }
 
   [[nodiscard]] std::vector<std::pair<std::string, std::string>> cells(const trial& t) const {
@@ -539,8 +552,9 @@ class loader_tuner {
         lower == nullptr
             ? ""
             : fmt::format("; {} cannot (gpu_busy {}): a batch takes {} against the {} step",
-                          lower->s.workers == 0 ? "num_workers=0"
-                                                : fmt::format("{} worker(s)", lower->s.workers),
+                          lower->s.workers == 0   ? std::string("num_workers=0")
+                          : lower->s.workers == 1 ? std::string("1 worker")
+                                                  : fmt::format("{} workers", lower->s.workers),
                           fraction(lower->f.busy), cpu_per_batch_text(*lower),
                           format_duration_ns(step_ns_));
     if (confirmed_) {
@@ -552,10 +566,13 @@ class loader_tuner {
                            k.f.samples_per_s, why_not_fewer, host);
       if (holds(*chosen_))
         return fmt::format("{} held the target in its short trial ({}) but {} in the confirming "
-                           "run, under the target {}: it is at the edge on this machine; one "
-                           "worker more gives room.{}",
+                           "run, under the target {}: it is at the edge on this machine; {}.{}",
                            label(c.s), fraction(c.f.busy), fraction(k.f.busy),
-                           fraction(target_), host);
+                           fraction(target_),
+                           c.s.workers < static_cast<int>(max_workers_)
+                               ? std::string("one worker more gives room")
+                               : limit_text(c),
+                           host);
       return fmt::format("no setting reaches {} busy on this machine; the best, {}, keeps the "
                          "device {} busy in the confirming run; {}.{}",
                          fraction(target_), label(c.s), fraction(k.f.busy), limit_text(c), host);
