@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -128,6 +129,7 @@ class loader_tuner {
         max_workers_(rq.max_workers == 0 ? cores_ : rq.max_workers),
         step_ns_(static_cast<double>(rq.step_time_ns)),
         target_(rq.target_busy) {
+    if (!rq.images.empty()) images_ = std::filesystem::absolute(rq.images).lexically_normal().string();
     const double b = static_cast<double>(rq.batch_size);
     batch_cpu_ns_ = rq.images.empty()
                         ? b * static_cast<double>(rq.cpu_per_sample_ns.value_or(0))
@@ -174,7 +176,7 @@ class loader_tuner {
 
   [[nodiscard]] json dataset_params(std::uint64_t samples) const {
     if (!rq_.images.empty())
-      return {{"source", "jpeg"},     {"dir", rq_.images}, {"samples", samples},
+      return {{"source", "jpeg"},     {"dir", images_}, {"samples", samples},
               {"cpu_per_sample", "0us"}, {"crop", 224},      {"output", "float32"}};
     return {{"source", "memory"},
             {"samples", samples},
@@ -185,10 +187,16 @@ class loader_tuner {
   // The case that measures `st`: one timed run = `batches` steps (over as many passes of a
   // small image folder as that takes).
   [[nodiscard]] scenario::scenario case_for(const setting& st, std::uint64_t batches,
-                                            bool confirming, double timeout_ns) const {
+                                            bool confirming, double timeout_ns) {
     const std::uint64_t samples = batches * rq_.batch_size;
+    // A folder smaller than a run is read over again, an epoch (and the workers' start) per pass.
     std::uint64_t epochs = 1;
-    if (image_files_ > 0 && image_files_ < samples) epochs = (samples + image_files_ - 1) / image_files_;
+    if (!images_.empty()) {
+      const std::uint64_t files =
+          image::scan_image_folder(images_, samples, {}, "--images").files.size();
+      image_files_ = std::max(image_files_, files);
+      epochs = (samples + files - 1) / files;
+    }
     json matrix = {{"num_workers", {st.workers}}, {"pin_memory", {st.pin}}};
     if (st.workers > 0) matrix["prefetch_factor"] = {st.prefetch};
     if (st.pin) matrix["pin_mode"] = {st.ring ? "ring" : "per_batch"};
@@ -316,8 +324,6 @@ class loader_tuner {
 
   void search() {
     // PyTorch's default DataLoader: what a batch costs the CPU when nothing runs beside it.
-    if (image_files_ == 0 && !rq_.images.empty())
-      image_files_ = image::scan_image_folder(rq_.images, 0, {}, "--images").files.size();
     const setting defaults{};
     const auto base = measure(defaults, false, batches_for(defaults, 0.6 * trial_run_ns_));
     if (!base || !trials_[*base].f.measured) return;
@@ -586,8 +592,8 @@ class loader_tuner {
   [[nodiscard]] json inputs() const {
     json in = json::object();
     if (!rq_.images.empty()) {
-      in["images"] = rq_.images;
-      in["image_files"] = image_files_;
+      in["images"] = images_;
+      in["image_files_read"] = image_files_;  // the most any trial read (its batches x batch size)
     } else {
       in["cpu_per_sample"] = format_duration_ns(static_cast<double>(rq_.cpu_per_sample_ns.value_or(0)));
       in["sample_bytes"] = format_bytes(rq_.sample_bytes.value_or(128_KiB));
@@ -657,7 +663,8 @@ class loader_tuner {
   double batch_cpu_ns_ = 0;  // a batch's CPU time: a guess, then the baseline's measure
   double trial_run_ns_ = 0, confirm_run_ns_ = 0;
   double cost_ratio_ = 1;
-  std::uint64_t image_files_ = 0;
+  std::string images_;              // --images, absolute: the cases' dataset.dir
+  std::uint64_t image_files_ = 0;  // the most files a case read
   result::run_result result_;
   std::vector<trial> trials_;
   std::optional<std::size_t> baseline_, chosen_, confirmed_;

@@ -198,7 +198,7 @@ TEST_CASE("tune loader: a folder of the user's JPEGs, decoded and augmented", "[
   check_trials_name_cases(r);
   const auto& t = *r.tune;
   CHECK(t.inputs.at("images") == photos.string());
-  CHECK(t.inputs.at("image_files") == 8);
+  CHECK(t.inputs.at("image_files_read") == 8);
   // Each trial decoded the user's files: its cells say what a sample cost.
   const auto& first = t.trials.front();
   const auto has = [&](const char* column) {
