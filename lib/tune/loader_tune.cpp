@@ -472,10 +472,12 @@ class loader_tuner {
 
   [[nodiscard]] std::string cpu_per_batch_text(const trial& t) const {
     std::string text = format_duration_ns(t.f.batch_cpu_ns);
-    if (t.f.decode_ns && t.f.augment_ns)
-      return text + fmt::format(" of read+decode+augment (decode {} + augment {} per sample x {})",
-                                format_duration_ns(*t.f.decode_ns),
-                                format_duration_ns(*t.f.augment_ns), rq_.batch_size);
+    if (t.f.read_ns && t.f.decode_ns && t.f.augment_ns)
+      return text + fmt::format(
+                        " of read+decode+augment (read {} + decode {} + augment {} per sample x "
+                        "{})",
+                        format_duration_ns(*t.f.read_ns), format_duration_ns(*t.f.decode_ns),
+                        format_duration_ns(*t.f.augment_ns), rq_.batch_size);
     return text + " of CPU";
   }
 
