@@ -495,11 +495,13 @@ class loader_tuner {
         cpu_per_batch_text(base), usable,
         max_workers_ < cores_ ? "workers (--max-workers)" : "cores", supply, needed,
         format_duration_ns(step_ns_), fraction(target_));
-    // The trial with the most workers: what they got when they ran side by side.
+    // The trial with the most workers (the slowest batches among those): what the workers got
+    // when they ran side by side.
     const trial* most = nullptr;
     for (const auto& t : trials_)
-      if (t.phase == "search" && t.f.measured && t.s.workers > 0 &&
-          (most == nullptr || t.s.workers > most->s.workers))
+      if (t.f.measured && t.s.workers > 0 &&
+          (most == nullptr || t.s.workers > most->s.workers ||
+           (t.s.workers == most->s.workers && t.f.batch_cpu_ns > most->f.batch_cpu_ns)))
         most = &t;
     constexpr double contended = 1.3;  // a batch this much slower with workers side by side
     if (most != nullptr && most->f.batch_cpu_ns > contended * base.f.batch_cpu_ns)
