@@ -46,7 +46,9 @@ struct setting {
   bool operator==(const setting&) const = default;
 };
 
-std::string py(bool b) { return b ? "True" : "False"; }
+std::string py(bool b) {
+  return b ? "True" : "False";
+}
 
 std::string label(const setting& s) {
   std::string l = fmt::format("num_workers={}", s.workers);
@@ -117,8 +119,12 @@ struct trial {
   double elapsed_s = 0;
 };
 
-std::string fraction(double f) { return fmt::format("{:.2f}", f); }
-std::string percent(double f) { return fmt::format("{:.0f}%", f * 100); }
+std::string fraction(double f) {
+  return fmt::format("{:.2f}", f);
+}
+std::string percent(double f) {
+  return fmt::format("{:.0f}%", f * 100);
+}
 
 class loader_tuner {
  public:
@@ -129,11 +135,11 @@ class loader_tuner {
         max_workers_(rq.max_workers == 0 ? cores_ : rq.max_workers),
         step_ns_(static_cast<double>(rq.step_time_ns)),
         target_(rq.target_busy) {
-    if (!rq.images.empty()) images_ = std::filesystem::absolute(rq.images).lexically_normal().string();
+    if (!rq.images.empty())
+      images_ = std::filesystem::absolute(rq.images).lexically_normal().string();
     const double b = static_cast<double>(rq.batch_size);
-    batch_cpu_ns_ = rq.images.empty()
-                        ? b * static_cast<double>(rq.cpu_per_sample_ns.value_or(0))
-                        : b * jpeg_guess_ns_per_sample;
+    batch_cpu_ns_ = rq.images.empty() ? b * static_cast<double>(rq.cpu_per_sample_ns.value_or(0))
+                                      : b * jpeg_guess_ns_per_sample;
     // The budget sizes the runs: a 2 min budget gives 0.5 s trials and 2 s confirming runs.
     const double budget = static_cast<double>(s.budget_ns());
     trial_run_ns_ = std::clamp(budget / 240, 0.1e9, 0.5e9);
@@ -176,8 +182,8 @@ class loader_tuner {
 
   [[nodiscard]] json dataset_params(std::uint64_t samples) const {
     if (!rq_.images.empty())
-      return {{"source", "jpeg"},     {"dir", images_}, {"samples", samples},
-              {"cpu_per_sample", "0us"}, {"crop", 224},      {"output", "float32"}};
+      return {{"source", "jpeg"},        {"dir", images_}, {"samples", samples},
+              {"cpu_per_sample", "0us"}, {"crop", 224},    {"output", "float32"}};
     return {{"source", "memory"},
             {"samples", samples},
             {"cpu_per_sample", fmt::format("{}ns", rq_.cpu_per_sample_ns.value_or(0))},
@@ -202,9 +208,9 @@ class loader_tuner {
     if (st.pin) matrix["pin_mode"] = {st.ring ? "ring" : "per_batch"};
     json doc = {
         {"name", confirming ? confirm_scenario : search_scenario},
-        {"description",
-         confirming ? "pinbench tune loader: the chosen DataLoader setting, a longer run"
-                    : "pinbench tune loader: short trials of DataLoader settings"},
+        {"description", confirming
+                            ? "pinbench tune loader: the chosen DataLoader setting, a longer run"
+                            : "pinbench tune loader: short trials of DataLoader settings"},
         {"kind", "loader"},
         {"params",
          {{"dataset", dataset_params(samples)},
@@ -221,7 +227,7 @@ class loader_tuner {
           {"max_noise", 0.03},
           {"min_time", "0s"},
           {"timeout", fmt::format("{}ms", std::max<std::int64_t>(
-                                                  1, static_cast<std::int64_t>(timeout_ns / 1e6)))}}}};
+                                              1, static_cast<std::int64_t>(timeout_ns / 1e6)))}}}};
     return session::scenario_from(std::move(doc), "tune loader");
   }
 
@@ -245,8 +251,7 @@ class loader_tuner {
   }
 
   // Measures `st` as a case of its own; the trial's index, or nullopt after Ctrl-C.
-  std::optional<std::size_t> measure(const setting& st, bool confirming,
-                                     std::uint64_t batches) {
+  std::optional<std::size_t> measure(const setting& st, bool confirming, std::uint64_t batches) {
     if (session::interrupted()) {
       stopped_by_ = "interrupted";
       return std::nullopt;
@@ -258,8 +263,8 @@ class loader_tuner {
     const double keep = confirming ? 0.0 : confirm_reserve_ns(st);
     const double left = static_cast<double>(s_.left_ns());
     const double timeout = std::max(1e6, std::min(2 * expected, left - keep));
-    s_.progress(fmt::format("{} {}: {} batches per run, about {:.1f} s", confirming ? "confirm" : "trial",
-                            label(st), batches, expected / 1e9));
+    s_.progress(fmt::format("{} {}: {} batches per run, about {:.1f} s",
+                            confirming ? "confirm" : "trial", label(st), batches, expected / 1e9));
     result::run_result r = s_.measure({case_for(st, batches, confirming, timeout)});
     trial t;
     t.s = st;
@@ -280,9 +285,9 @@ class loader_tuner {
     absorb(std::move(r));
     if (t.f.measured) {
       // Later predictions learn from this one (bounded: one odd trial must not stall the search).
-      const double predicted = predicted_ns(st, batches, static_cast<double>(t.runs) +
-                                                             (confirming ? 0.0 : 1.0)) /
-                               cost_ratio_;
+      const double predicted =
+          predicted_ns(st, batches, static_cast<double>(t.runs) + (confirming ? 0.0 : 1.0)) /
+          cost_ratio_;
       cost_ratio_ = std::clamp(t.elapsed_s * 1e9 / predicted, 0.5, 4.0);
       s_.progress(fmt::format("  gpu_busy {}, {:.0f} samples/s, a batch {} of CPU{}",
                               fraction(t.f.busy), t.f.samples_per_s,
@@ -299,8 +304,8 @@ class loader_tuner {
   // Whether a search trial of `st` still fits, leaving the confirming run its time.
   [[nodiscard]] bool fits(const setting& st) {
     if (!stopped_by_.empty()) return false;
-    const double need = predicted_ns(st, batches_for(st, trial_run_ns_), trial_runs) +
-                        confirm_reserve_ns(st);
+    const double need =
+        predicted_ns(st, batches_for(st, trial_run_ns_), trial_runs) + confirm_reserve_ns(st);
     if (static_cast<double>(s_.left_ns()) >= need) return true;
     stopped_by_ = "budget";
     return false;
@@ -339,11 +344,12 @@ class loader_tuner {
     // batch's CPU time over the step time the target allows; then a bisection between the most
     // workers seen failing and the fewest seen holding.
     const int max_w = static_cast<int>(max_workers_);
-    int lo = 0;                        // the most workers seen failing (0: the baseline)
-    std::optional<std::size_t> hi;     // the trial with the fewest workers seen holding
+    int lo = 0;                     // the most workers seen failing (0: the baseline)
+    std::optional<std::size_t> hi;  // the trial with the fewest workers seen holding
     std::optional<std::size_t> lo_trial;
     const auto pinned = [](int w) { return setting{w, 2, true, false}; };
-    int next = std::clamp(static_cast<int>(std::ceil(target_ * batch_cpu_ns_ / step_ns_)), 1, max_w);
+    int next =
+        std::clamp(static_cast<int>(std::ceil(target_ * batch_cpu_ns_ / step_ns_)), 1, max_w);
     while (next > lo && next <= max_w && (!hi || next < trials_[*hi].s.workers)) {
       const auto t = try_search(pinned(next));
       if (!t) break;
@@ -403,8 +409,8 @@ class loader_tuner {
     std::size_t best = baseline_.value_or(0);
     for (std::size_t i = 0; i < trials_.size(); ++i) {
       if (trials_[i].phase != "search" || !trials_[i].f.measured) continue;
-      if (busy(i) > busy(best) + busy_tie ||
-          (std::fabs(busy(i) - busy(best)) <= busy_tie && trials_[i].s.workers < trials_[best].s.workers))
+      if (busy(i) > busy(best) + busy_tie || (std::fabs(busy(i) - busy(best)) <= busy_tie &&
+                                              trials_[i].s.workers < trials_[best].s.workers))
         best = i;
     }
     return best;
@@ -456,16 +462,18 @@ class loader_tuner {
 
   [[nodiscard]] std::string answer(const setting& st) const {
     std::string args = fmt::format("ds, batch_size={}", rq_.batch_size);
-    if (st.workers > 0) args += fmt::format(", num_workers={}, prefetch_factor={}", st.workers, st.prefetch);
+    if (st.workers > 0)
+      args += fmt::format(", num_workers={}, prefetch_factor={}", st.workers, st.prefetch);
     args += ", pin_memory=" + py(st.pin);
     if (st.workers > 0) args += ", persistent_workers=True";
     std::string code = "loader = DataLoader(" + args + ")";
     if (st.pin) {
       code += "\nbatch = batch.to(device, non_blocking=True)";
       if (st.ring)
-        code += "\n# pin_mode=ring measured better: copy each batch into a few pinned buffers "
-                "reused in turn (torch.empty(..., pin_memory=True)) rather than pin_memory's "
-                "per-batch blocks";
+        code +=
+            "\n# pin_mode=ring measured better: copy each batch into a few pinned buffers "
+            "reused in turn (torch.empty(..., pin_memory=True)) rather than pin_memory's "
+            "per-batch blocks";
     }
     return code;
   }
@@ -511,8 +519,7 @@ class loader_tuner {
           most->s.workers, format_duration_ns(most->f.batch_cpu_ns),
           most->s.workers / (most->f.batch_cpu_ns / 1e9));
     else if (saturated_at_ > 0)
-      what += fmt::format("; more workers than {} did not help: the cores are busy",
-                          saturated_at_);
+      what += fmt::format("; more workers than {} did not help: the cores are busy", saturated_at_);
     if (max_workers_ < cores_ && best.s.workers >= static_cast<int>(max_workers_))
       what += fmt::format("; up to {} workers (the cores) may do better", cores_);
     return what;
@@ -570,27 +577,27 @@ class loader_tuner {
     if (confirmed_) {
       const trial& k = trials_[*confirmed_];
       if (k.f.busy >= target_)
-        return fmt::format("{} keeps the device {} busy (target {}) in the confirming run ({} "
-                           "batches x {} runs, {:.0f} samples/s){}.{}",
-                           label(c.s), fraction(k.f.busy), fraction(target_), k.batches, k.runs,
-                           k.f.samples_per_s, why_not_fewer, host);
+        return fmt::format(
+            "{} keeps the device {} busy (target {}) in the confirming run ({} "
+            "batches x {} runs, {:.0f} samples/s){}.{}",
+            label(c.s), fraction(k.f.busy), fraction(target_), k.batches, k.runs, k.f.samples_per_s,
+            why_not_fewer, host);
       if (holds(*chosen_))
-        return fmt::format("{} held the target in its short trial ({}) but {} in the confirming "
-                           "run, under the target {}: it is at the edge on this machine; {}.{}",
-                           label(c.s), fraction(c.f.busy), fraction(k.f.busy),
-                           fraction(target_),
-                           c.s.workers < static_cast<int>(max_workers_)
-                               ? std::string("one worker more gives room")
-                               : limit_text(c),
-                           host);
-      return fmt::format("no setting reaches {} busy on this machine; the best, {}, keeps the "
-                         "device {} busy in the confirming run; {}.{}",
-                         fraction(target_), label(c.s), fraction(k.f.busy), limit_text(c), host);
+        return fmt::format(
+            "{} held the target in its short trial ({}) but {} in the confirming "
+            "run, under the target {}: it is at the edge on this machine; {}.{}",
+            label(c.s), fraction(c.f.busy), fraction(k.f.busy), fraction(target_),
+            c.s.workers < static_cast<int>(max_workers_) ? std::string("one worker more gives room")
+                                                         : limit_text(c),
+            host);
+      return fmt::format(
+          "no setting reaches {} busy on this machine; the best, {}, keeps the "
+          "device {} busy in the confirming run; {}.{}",
+          fraction(target_), label(c.s), fraction(k.f.busy), limit_text(c), host);
     }
     return fmt::format("{} {} in a short trial (gpu_busy {}), not confirmed by a longer run{}.{}",
                        label(c.s), holds(*chosen_) ? "held the target" : "was the best",
-                       fraction(c.f.busy),
-                       holds(*chosen_) ? "" : "; " + limit_text(c), host);
+                       fraction(c.f.busy), holds(*chosen_) ? "" : "; " + limit_text(c), host);
   }
 
   [[nodiscard]] json inputs() const {
@@ -599,7 +606,8 @@ class loader_tuner {
       in["images"] = images_;
       in["image_files_read"] = image_files_;  // the most any trial read (its batches x batch size)
     } else {
-      in["cpu_per_sample"] = format_duration_ns(static_cast<double>(rq_.cpu_per_sample_ns.value_or(0)));
+      in["cpu_per_sample"] =
+          format_duration_ns(static_cast<double>(rq_.cpu_per_sample_ns.value_or(0)));
       in["sample_bytes"] = format_bytes(rq_.sample_bytes.value_or(128_KiB));
     }
     in["batch_size"] = rq_.batch_size;
@@ -667,7 +675,7 @@ class loader_tuner {
   double batch_cpu_ns_ = 0;  // a batch's CPU time: a guess, then the baseline's measure
   double trial_run_ns_ = 0, confirm_run_ns_ = 0;
   double cost_ratio_ = 1;
-  std::string images_;              // --images, absolute: the cases' dataset.dir
+  std::string images_;             // --images, absolute: the cases' dataset.dir
   std::uint64_t image_files_ = 0;  // the most files a case read
   result::run_result result_;
   std::vector<trial> trials_;
@@ -697,9 +705,9 @@ void check_loader_request(const loader_request& rq) {
     throw input_error({}, "--step-time",
                       "expected the model's device time per batch, above 0 and at most 100s");
   if (!(rq.target_busy > 0 && rq.target_busy <= 1))
-    throw input_error({}, "--target-busy",
-                      fmt::format("expected a fraction above 0 and at most 1, got {}",
-                                  rq.target_busy));
+    throw input_error(
+        {}, "--target-busy",
+        fmt::format("expected a fraction above 0 and at most 1, got {}", rq.target_busy));
   if (rq.batch_size == 0) throw input_error({}, "--batch-size", "expected at least 1");
   if (images) (void)image::scan_image_folder(rq.images, 1, {}, "--images");
 }

@@ -84,10 +84,10 @@ TEST_CASE("tune loader: a batch that one worker cannot build in a step needs two
   const std::string out = (dir.path() / "tune.json").string();
   // 4 x 5 ms = 20 ms of CPU per batch against a 10 ms step: num_workers 0 and 1 keep the device
   // at most half busy, whatever the machine; only two workers or more can reach 0.7.
-  const auto o = run_cli_in_process({"tune", "loader", "--cpu-per-sample", "5ms", "--batch-size",
-                                     "4", "--step-time", "10ms", "--target-busy", "0.7",
-                                     "--backend", "host", "--budget", "12s", "--out", out},
-                                    dir.path());
+  const auto o = run_cli_in_process(
+      {"tune", "loader", "--cpu-per-sample", "5ms", "--batch-size", "4", "--step-time", "10ms",
+       "--target-busy", "0.7", "--backend", "host", "--budget", "12s", "--out", out},
+      dir.path());
   INFO(o.err);
   INFO(o.out);
   REQUIRE((o.code == 0 || o.code == 1));
@@ -128,10 +128,10 @@ TEST_CASE("tune loader: --format json prints the result; a short budget cuts the
   const pinbench::testing::scratch_dir dir("tune-loader-json");
   // 2 x 8 ms per batch against a 4 ms step: workers are needed, but a 1 s budget leaves no
   // room beside the baseline for a trial and the confirming run.
-  const auto o = run_cli_in_process({"tune", "loader", "--cpu-per-sample", "8ms", "--batch-size",
-                                     "2", "--step-time", "4ms", "--backend", "host", "--budget",
-                                     "1s", "--format", "json", "--quiet"},
-                                    dir.path());
+  const auto o = run_cli_in_process(
+      {"tune", "loader", "--cpu-per-sample", "8ms", "--batch-size", "2", "--step-time", "4ms",
+       "--backend", "host", "--budget", "1s", "--format", "json", "--quiet"},
+      dir.path());
   INFO(o.err);
   CHECK(o.code == 1);
   const auto j = nlohmann::json::parse(o.out);
@@ -175,7 +175,8 @@ TEST_CASE("tune loader: bad inputs exit 2 with one line naming the option", "[tu
   }
 }
 
-TEST_CASE("tune loader: a folder of the user's JPEGs, decoded and augmented", "[tune][loader][image]") {
+TEST_CASE("tune loader: a folder of the user's JPEGs, decoded and augmented",
+          "[tune][loader][image]") {
   const pinbench::testing::scratch_dir dir("tune-loader-images");
   const fs::path photos = dir.path() / "photos";
   for (int i = 0; i < 8; ++i) {
@@ -186,11 +187,10 @@ TEST_CASE("tune loader: a folder of the user's JPEGs, decoded and augmented", "[
         pinbench::image::encode_jpeg(pinbench::image::synthesize_image(64, 48, i), 90));
   }
   const std::string out = (dir.path() / "tune.json").string();
-  const auto o = run_cli_in_process({"tune", "loader", "--images", photos.string(), "--batch-size",
-                                     "4", "--step-time", "5ms", "--target-busy", "0.5",
-                                     "--backend", "host", "--budget", "8s", "--out", out,
-                                     "--quiet"},
-                                    dir.path());
+  const auto o = run_cli_in_process(
+      {"tune", "loader", "--images", photos.string(), "--batch-size", "4", "--step-time", "5ms",
+       "--target-busy", "0.5", "--backend", "host", "--budget", "8s", "--out", out, "--quiet"},
+      dir.path());
   INFO(o.err);
   INFO(o.out);
   REQUIRE((o.code == 0 || o.code == 1));
