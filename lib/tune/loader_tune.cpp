@@ -427,8 +427,10 @@ class loader_tuner {
     if (const auto t = try_search(other)) {
       const std::size_t pinned = trials_[*t].s.pin ? *t : *chosen_;
       const std::size_t unpinned = trials_[*t].s.pin ? *chosen_ : *t;
-      const bool unpinned_better =
-          (holds(unpinned) && !holds(pinned)) || busy(unpinned) > busy(pinned) + busy_tie;
+      // Twice the tie: pinned memory is what makes non_blocking copies asynchronous on a GPU,
+      // and a short trial's few points are within a busy machine's noise.
+      const bool unpinned_better = (holds(unpinned) && !holds(pinned)) ||
+                                   busy(unpinned) > busy(pinned) + 2 * busy_tie;
       chosen_ = unpinned_better ? unpinned : pinned;
     }
     const trial& c = trials_[*chosen_];
