@@ -161,6 +161,7 @@ int tune_loader(const loader_args& a) {
   request.step_time_ns = duration_option(a.step_time, "--step-time", true);
   request.target_busy = a.target_busy;
   request.max_workers = a.max_workers;
+  tune::check_loader_request(request);  // before the device is opened
   std::vector<named_file> inputs;
   if (!a.images.empty()) inputs.push_back({"--images", a.images});
   return tune_with(a.common, inputs,

@@ -22,6 +22,11 @@ struct loader_request {
   unsigned max_workers = 0;       ///< 0 = the cores
 };
 
+/// Throws input_error naming the option for a request that cannot be tuned: not exactly one of
+/// images and cpu_per_sample, sample_bytes without cpu_per_sample, an images folder without
+/// JPEGs, a step time of 0, a target outside (0, 1].
+void check_loader_request(const loader_request& request);
+
 /// The result: every trial a case, the confirming run a case, and the `tune` block.
 [[nodiscard]] result::run_result tune_loader(const loader_request& request, const session& s);
 

@@ -1,0 +1,214 @@
+// `pinbench tune loader` through the very CLI, on the host backend: the answer's structure and
+// the model's promises (never exact worker counts: a loaded machine has fewer free cores), the
+// result file and its trials' cases, JSON on stdout, the budget, bad inputs, an image folder.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_in_process.hpp"
+#include "image/image_set.hpp"
+#include "image/jpeg.hpp"
+#include "result/result_io.hpp"
+#include "scratch_dir.hpp"
+#include "support.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using pinbench::testing::run_cli_in_process;
+
+std::vector<std::string> words(const std::string& line) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at < line.size()) {
+    const std::size_t end = line.find(' ', at);
+    const std::size_t stop = end == std::string::npos ? line.size() : end;
+    if (stop > at) out.push_back(line.substr(at, stop - at));
+    at = stop + 1;
+  }
+  return out;
+}
+
+// num_workers=N in a DataLoader(...) line or a trial's label; 0 when it names none.
+int workers_in(const std::string& text) {
+  std::smatch m;
+  static const std::regex re("num_workers=([0-9]+)");
+  return std::regex_search(text, m, re) ? std::stoi(m[1]) : 0;
+}
+
+// Every trial names a case of the result that holds its samples, and the chosen one is the
+// confirming run when there is one.
+void check_trials_name_cases(const pinbench::result::run_result& r) {
+  REQUIRE(r.tune);
+  const auto& t = *r.tune;
+  std::set<std::pair<std::string, std::string>> cases;
+  for (const auto& sc : r.scenarios)
+    for (const auto& c : sc.cases) CHECK(cases.insert({sc.name, c.id}).second);
+  CHECK(cases.size() == t.trials.size());
+  for (const auto& trial : t.trials) {
+    INFO(trial.label);
+    CHECK(cases.count({trial.scenario, trial.case_id}) == 1);
+    CHECK((trial.phase == "search" || trial.phase == "confirm"));
+    CHECK(trial.note.size() > 0);
+  }
+  REQUIRE(t.chosen);
+  REQUIRE(*t.chosen < t.trials.size());
+  REQUIRE(t.baseline);
+  CHECK(t.trials[*t.baseline].label == "num_workers=0, pin_memory=False");
+  CHECK(t.question == "loader");
+  CHECK(t.chart_metric == "gpu_busy");
+  CHECK(t.answer.rfind("loader = DataLoader(ds, batch_size=", 0) == 0);
+  CHECK(workers_in(t.answer) == workers_in(t.trials[*t.chosen].label));
+  CHECK(t.verdict.find("host backend") != std::string::npos);
+  // goal_met: the confirming run held the target, and it is the chosen trial.
+  if (t.goal_met) {
+    CHECK(t.trials[*t.chosen].phase == "confirm");
+    CHECK(t.trials[*t.chosen].meets_goal);
+    CHECK(t.trials[*t.chosen].value >= t.chart_target);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("tune loader: a batch that one worker cannot build in a step needs two or more",
+          "[tune][loader]") {
+  const pinbench::testing::scratch_dir dir("tune-loader");
+  const std::string out = (dir.path() / "tune.json").string();
+  // 4 x 5 ms = 20 ms of CPU per batch against a 10 ms step: num_workers 0 and 1 keep the device
+  // at most half busy, whatever the machine; only two workers or more can reach 0.7.
+  const auto o = run_cli_in_process(
+      {"tune", "loader", "--cpu-per-sample", "5ms", "--batch-size", "4", "--step-time", "10ms",
+       "--target-busy", "0.7", "--backend", "host", "--budget", "12s", "--out", out},
+      dir.path());
+  INFO(o.err);
+  INFO(o.out);
+  REQUIRE((o.code == 0 || o.code == 1));
+  const auto r = pinbench::result::read_result_file(out);
+  check_trials_name_cases(r);
+  const auto& t = *r.tune;
+  CHECK(t.inputs.at("max_workers").get<unsigned>() >= 1);
+  CHECK(t.inputs.at("step_time") == "10.00 ms");
+  for (const auto& trial : t.trials) {
+    INFO(trial.label);
+    // Zero and one worker: the device waits for every batch half the time or more.
+    if (trial.value && workers_in(trial.label) <= 1) CHECK(!trial.meets_goal);
+  }
+  if (o.code == 0) {
+    CHECK(t.goal_met);
+    CHECK(workers_in(t.answer) >= 2);
+    CHECK(t.answer.find("persistent_workers=True") != std::string::npos);
+  } else {
+    CHECK(!t.goal_met);
+    CHECK((t.verdict.find("limits it") != std::string::npos ||
+           t.verdict.find("at the edge") != std::string::npos ||
+           t.verdict.find("not confirmed") != std::string::npos));
+  }
+  // The terminal shows the trials, the verdict and, last, the code to paste.
+  CHECK(o.out.find("verdict: ") != std::string::npos);
+  CHECK(o.out.find(t.answer) != std::string::npos);
+  CHECK(o.err.find("pinbench: tune: trial num_workers=0, pin_memory=False") != std::string::npos);
+
+  // The result is an ordinary one: report and compare read it.
+  const std::string html = (dir.path() / "tune.html").string();
+  CHECK(run_cli_in_process({"report", out, "--html", html, "--quiet"}, dir.path()).code == 0);
+  CHECK(fs::file_size(html) > 0);
+  CHECK(run_cli_in_process({"compare", out, out}, dir.path()).code == 0);
+}
+
+TEST_CASE("tune loader: --format json prints the result; a short budget cuts the search",
+          "[tune][loader]") {
+  const pinbench::testing::scratch_dir dir("tune-loader-json");
+  // 2 x 8 ms per batch against a 4 ms step: workers are needed, but a 1 s budget leaves no
+  // room beside the baseline for a trial and the confirming run.
+  const auto o = run_cli_in_process(
+      {"tune", "loader", "--cpu-per-sample", "8ms", "--batch-size", "2", "--step-time", "4ms",
+       "--backend", "host", "--budget", "1s", "--format", "json", "--quiet"},
+      dir.path());
+  INFO(o.err);
+  CHECK(o.code == 1);
+  const auto j = nlohmann::json::parse(o.out);
+  CHECK(j.at("schema") == "pinbench.result/1");
+  const auto& t = j.at("tune");
+  CHECK(t.at("question") == "loader");
+  CHECK(t.at("stopped_by") == "budget");
+  CHECK(t.at("goal_met") == false);
+  CHECK(t.at("inputs").at("target_busy") == 0.95);
+  REQUIRE(t.at("trials").size() >= 1);
+  CHECK(t.at("trials").at(0).at("label") == "num_workers=0, pin_memory=False");
+  CHECK(t.at("trials").at(0).at("phase") == "search");
+  CHECK(o.err.empty());
+}
+
+TEST_CASE("tune loader: bad inputs exit 2 with one line naming the option", "[tune][loader]") {
+  const pinbench::testing::scratch_dir dir("tune-loader-bad");
+  fs::create_directories(dir.path() / "empty" / "class_a");
+  const std::string empty = (dir.path() / "empty").string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--step-time 10ms", "--images"},
+      {"--cpu-per-sample 1ms --images " + empty + " --step-time 10ms", "--images"},
+      {"--images " + empty + " --step-time 10ms", "--images"},
+      {"--images " + (dir.path() / "missing").string() + " --step-time 10ms", "--images"},
+      {"--images " + empty + " --sample-bytes 1KiB --step-time 10ms", "--sample-bytes"},
+      {"--cpu-per-sample 1ms --step-time 0", "--step-time"},
+      {"--cpu-per-sample 1ms --step-time 10ms --target-busy 0", "--target-busy"},
+      {"--cpu-per-sample 1ms --step-time 10ms --target-busy 1.5", "--target-busy"},
+      {"--cpu-per-sample soon --step-time 10ms", "--cpu-per-sample"},
+      {"--cpu-per-sample 1ms --step-time 10ms --budget 0", "--budget"},
+  };
+  for (const auto& [args, option] : cases) {
+    INFO(args);
+    std::vector<std::string> argv = {"tune", "loader", "--backend", "host"};
+    for (auto& w : words(args)) argv.push_back(w);
+    const auto o = run_cli_in_process(argv, dir.path());
+    CHECK(o.code == 2);
+    CHECK(pinbench::testing::line_count(o.err) == 1);
+    CHECK(o.err.find(option) != std::string::npos);
+    CHECK(o.out.empty());
+  }
+}
+
+TEST_CASE("tune loader: a folder of the user's JPEGs, decoded and augmented",
+          "[tune][loader][image]") {
+  const pinbench::testing::scratch_dir dir("tune-loader-images");
+  const fs::path photos = dir.path() / "photos";
+  for (int i = 0; i < 8; ++i) {
+    const fs::path cls = photos / (i % 2 == 0 ? "cat" : "dog");
+    fs::create_directories(cls);
+    pinbench::testing::write_binary(
+        cls / ("img_" + std::to_string(i) + ".jpg"),
+        pinbench::image::encode_jpeg(pinbench::image::synthesize_image(64, 48, i), 90));
+  }
+  const std::string out = (dir.path() / "tune.json").string();
+  const auto o = run_cli_in_process(
+      {"tune", "loader", "--images", photos.string(), "--batch-size", "4", "--step-time", "5ms",
+       "--target-busy", "0.5", "--backend", "host", "--budget", "8s", "--out", out, "--quiet"},
+      dir.path());
+  INFO(o.err);
+  INFO(o.out);
+  REQUIRE((o.code == 0 || o.code == 1));
+  const auto r = pinbench::result::read_result_file(out);
+  check_trials_name_cases(r);
+  const auto& t = *r.tune;
+  CHECK(t.inputs.at("images") == photos.string());
+  CHECK(t.inputs.at("image_files_read") == 8);
+  // Each trial decoded the user's files: its cells say what a sample cost.
+  const auto& first = t.trials.front();
+  const auto has = [&](const char* column) {
+    return std::any_of(first.cells.begin(), first.cells.end(),
+                       [&](const auto& cell) { return cell.first == column; });
+  };
+  CHECK(has("decode"));
+  CHECK(has("augment"));
+  const auto& c = r.scenarios.front().cases.front();
+  CHECK(c.extra.at("images").at("generated") == false);
+  CHECK(c.extra.at("images").at("dir") == photos.string());
+  CHECK(c.params.at("dataset").at("source") == "jpeg");
+}
