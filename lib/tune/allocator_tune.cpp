@@ -16,6 +16,7 @@
 #include <cmath>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -25,6 +26,7 @@
 
 #include "alloc/config.hpp"
 #include "alloc/replay.hpp"
+#include "alloc/torch_snapshot.hpp"
 #include "alloc/workload.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -33,7 +35,8 @@
 
 namespace pinbench::tune {
 
-namespace {
+// Named rather than anonymous: a unity build puts this file beside loader_tune.cpp.
+namespace allocator_search {
 
 constexpr std::uint64_t mib = 1ull << 20;
 // PyTorch refuses max_split_size_mb at or below its large-buffer size (20 MiB).
@@ -349,37 +352,47 @@ result::tune_trial confirm_trial(const result::case_result& c, const std::string
   return t;
 }
 
-// TEMPORARY until the snapshot reader lands.
-struct trace_facts {
-  std::optional<std::string> alloc_conf;
-  std::optional<std::uint64_t> oom_size, oom_device_free;
-};
-trace_facts read_trace_facts(const std::string&, int) { return {}; }
+// A PyTorch snapshot pickle says more than its trace (its allocator settings, the request that
+// failed); other traces say nothing more.
+alloc::torch_snapshot_facts facts_of(const std::string& trace, int device) {
+  std::ifstream in(trace, std::ios::binary);
+  const int first = in.get();
+  if (first != 0x80) return {};  // a pickle starts with its PROTO opcode
+  return alloc::read_torch_snapshot_facts(trace, device);
+}
 
-}  // namespace
+}  // namespace allocator_search
 
 result::run_result tune_allocator(const allocator_request& request, const session& s) {
+  using namespace allocator_search;  // NOLINT(google-build-using-namespace): this file's own
   // ---- what is asked ----
+  const std::string trace = std::filesystem::absolute(request.trace).lexically_normal().string();
+  alloc::check_trace_file(trace);
+  const alloc::torch_snapshot_facts facts = facts_of(trace, request.device);
+  // The device's memory: as given; else what the snapshot's OOM shows the program had (reserved
+  // then, plus what the device still had free); else the CUDA device's total.
   std::uint64_t capacity = 0;
+  std::string capacity_from = "--capacity";
   if (request.capacity) {
     capacity = *request.capacity;
+  } else if (facts.device_total > 0) {
+    capacity = facts.device_total;
+    capacity_from = "the snapshot's OOM: reserved then plus the device's free memory";
   } else if (!s.emulated()) {
     capacity = s.device().device_memory().total_bytes;
+    capacity_from = "the CUDA device's total";
   } else {
     throw input_error({}, "--capacity",
                       "expected the GPU's memory (such as 80GiB): on the host backend there is no "
-                      "device to read it from");
+                      "device to read it from, and the trace records no OOM to infer it from");
   }
-  const std::string trace = std::filesystem::absolute(request.trace).lexically_normal().string();
-  alloc::check_trace_file(trace);
-  const trace_facts facts = read_trace_facts(trace, request.device);
   const alloc::config in_use_config =
       facts.alloc_conf ? alloc::parse_config(*facts.alloc_conf, trace, "allocator_settings")
                        : alloc::config{};
   const setting in_use = setting_of(in_use_config, request.memory_fraction);
   s.progress(fmt::format("reading {}", trace));
   const std::vector<alloc::event> events = [&] {
-    const auto source = alloc::open_trace(trace);
+    const auto source = alloc::open_trace(trace, {.device = request.device});
     return alloc::read_all(*source);
   }();
   const trace_demand demand = demand_of(events);
@@ -496,6 +509,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   nlohmann::json params{{"allocator", "caching"},
                         {"workload", "trace"},
                         {"trace_file", trace},
+                        {"trace_device", request.device},
                         {"device_memory", capacity},
                         {"timing", "call"}};
   result::run_result out = s.empty_result();
@@ -593,6 +607,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
               {"allocations", demand.allocs},
               {"live_bytes_peak", demand.live_peak},
               {"capacity", capacity},
+              {"capacity_from", capacity_from},
               {"memory_fraction", request.memory_fraction ? nlohmann::json(*request.memory_fraction)
                                                           : nlohmann::json(nullptr)},
               {"in_use", in_use.text()},
@@ -602,8 +617,10 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
               {"replays", tried.size()}};
   if (facts.oom_size) {
     t.inputs["snapshot_oom"] = {{"size", *facts.oom_size},
-                                {"device_free", facts.oom_device_free.value_or(0)}};
+                                {"device_free", facts.oom_device_free.value_or(0)},
+                                {"event", facts.oom_event_index}};
   }
+  if (!facts.notes.empty()) t.inputs["notes"] = facts.notes;
   const bool engine_says_ok = !confirmed.empty() && confirmed.front().meets_goal;
   t.goal_met = engine_says_ok;
   const std::string backend_note =
