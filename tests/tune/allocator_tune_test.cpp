@@ -26,6 +26,11 @@ std::string fragmentation_trace() {
   return testing::source_dir() + "/tests/data/traces/tune-fragmentation.json";
 }
 
+// A PyTorch snapshot of a run that died of OOM on 80 GiB (make_training_oom_snapshot.py).
+std::string training_snapshot() {
+  return testing::source_dir() + "/tests/data/traces/training-oom.pickle";
+}
+
 // The last line of the text: where the answer is printed.
 std::string last_line(const std::string& text) {
   std::string t = text;
@@ -35,7 +40,8 @@ std::string last_line(const std::string& text) {
 }
 
 // num_ooms of the one case of `pinbench run` over the trace with `config` on `capacity`.
-double ooms_of_run(const scratch_dir& dir, const std::string& config, const std::string& capacity) {
+double ooms_of_run(const scratch_dir& dir, const std::string& trace, const std::string& config,
+                   const std::string& capacity) {
   const auto scenario = dir.path() / "replay.json";
   const auto out = dir.path() / "replay-result.json";
   std::ofstream(scenario) << nlohmann::json{
@@ -44,7 +50,7 @@ double ooms_of_run(const scratch_dir& dir, const std::string& config, const std:
       {"kind", "allocator"},
       {"params",
        {{"workload", "trace"},
-        {"trace_file", fragmentation_trace()},
+        {"trace_file", trace},
         {"device_memory", capacity},
         {"config", config}}},
       {"sampling", {{"warmup", 0}, {"min_samples", 1}, {"max_samples", 1}}}}
@@ -118,8 +124,8 @@ TEST_CASE("tune allocator: the answer avoids the OOM, and pinbench run agrees", 
   // The config of the answer, replayed by `pinbench run` on the same capacity.
   const std::size_t from = std::string("export PYTORCH_CUDA_ALLOC_CONF=").size();
   const std::string config = answer.substr(from, answer.find(' ', from) - from);
-  CHECK(ooms_of_run(dir, config, "1200MiB") == 0);
-  CHECK(ooms_of_run(dir, "", "1200MiB") > 0);
+  CHECK(ooms_of_run(dir, fragmentation_trace(), config, "1200MiB") == 0);
+  CHECK(ooms_of_run(dir, fragmentation_trace(), "", "1200MiB") > 0);
 
   // report draws it: the answer first, with its chart.
   const auto html = dir.path() / "tune.html";
@@ -129,6 +135,40 @@ TEST_CASE("tune allocator: the answer avoids the OOM, and pinbench run agrees", 
   CHECK(page.find("The answer (pinbench tune allocator)") != std::string::npos);
   CHECK(page.find("PYTORCH_CUDA_ALLOC_CONF") != std::string::npos);
   CHECK(page.find("<svg") != std::string::npos);
+}
+
+TEST_CASE("tune allocator: a PyTorch snapshot's OOM, avoided, and pinbench run agrees", "[tune]") {
+  const scratch_dir dir("tune-alloc-snapshot");
+  // No --capacity: the snapshot's OOM says what the program had (reserved then plus free).
+  const auto tuned = run_cli_in_process(
+      {"tune", "allocator", training_snapshot(), "--backend", "host", "-q", "--format", "json"},
+      dir.path());
+  INFO(tuned.err);
+  REQUIRE(tuned.code == 0);
+  const auto doc = nlohmann::json::parse(tuned.out);
+  const auto& t = doc.at("tune");
+  CHECK(t.at("inputs").at("capacity") == 80ull << 30);
+  CHECK(t.at("inputs").at("in_use_from") == "the snapshot's allocator_settings");
+  CHECK(t.at("inputs").contains("snapshot_oom"));
+  const std::string answer = t.at("answer");
+  REQUIRE(answer.rfind("export PYTORCH_CUDA_ALLOC_CONF=", 0) == 0);
+  const std::size_t from = std::string("export PYTORCH_CUDA_ALLOC_CONF=").size();
+  const std::string config = answer.substr(from, answer.find(' ', from) - from);
+  // The request that failed is replayed: the defaults meet the OOM the program met.
+  CHECK(ooms_of_run(dir, training_snapshot(), "", "80GiB") > 0);
+  CHECK(ooms_of_run(dir, training_snapshot(), config, "80GiB") == 0);
+}
+
+TEST_CASE("tune allocator: a pickle that names code is refused, nothing run", "[tune]") {
+  const scratch_dir dir("tune-alloc-global");
+  const auto o = run_cli_in_process(
+      {"tune", "allocator", testing::source_dir() + "/tests/data/traces/bad/pickle-reduce-os-system.pickle",
+       "--capacity", "1GiB", "--backend", "host", "-q"},
+      dir.path());
+  CHECK(o.code == 2);
+  CHECK(o.err.find("GLOBAL") != std::string::npos);
+  CHECK(o.err.find("refused") != std::string::npos);
+  CHECK(o.out.empty());
 }
 
 TEST_CASE("tune allocator: when no setting can avoid the OOM it says by how much", "[tune]") {
