@@ -26,9 +26,10 @@ std::string fragmentation_trace() {
   return testing::source_dir() + "/tests/data/traces/tune-fragmentation.json";
 }
 
-// A PyTorch snapshot of a run that died of OOM on 80 GiB (make_training_oom_snapshot.py).
+// A PyTorch snapshot of a run that died of OOM on 80 GiB (tests/data/snapshots/make_*.py):
+// 300 KB, so kept out of the fuzz seeds (tests/data/traces/*.pickle).
 std::string training_snapshot() {
-  return testing::source_dir() + "/tests/data/traces/training-oom.pickle";
+  return testing::source_dir() + "/tests/data/snapshots/training-oom.pickle";
 }
 
 // The last line of the text: where the answer is printed.

@@ -18,7 +18,7 @@ The run itself is pinbench's own replay of the same steps (the allocator is PyTo
 So the snapshot is self-consistent: reserved at the OOM plus the device's free memory then is
 the 80 GiB the run had.
 
-Usage: tests/data/traces/make_training_oom_snapshot.py PINBENCH   (rewrites training-oom.pickle)
+Usage: tests/data/snapshots/make_training_oom_snapshot.py PINBENCH   (rewrites training-oom.pickle)
 """
 
 import json
