@@ -12,6 +12,9 @@ namespace pinbench::report {
 
 namespace {
 
+// The ranked table stays readable on a terminal; the result holds every trial.
+constexpr std::size_t max_rows = 16;
+
 std::string padded(const std::string& text, std::size_t width) {
   const std::size_t w = display_width(text);
   return text + std::string(width > w ? width - w : 0, ' ');
@@ -35,8 +38,13 @@ std::string tune_text(const result::run_result& r) {
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"", "setting"});
   for (const auto& c : columns) rows.back().push_back(c);
+  std::size_t left_out = 0;
   for (std::size_t i = 0; i < t.trials.size(); ++i) {
     const auto& trial = t.trials[i];
+    if (i >= max_rows && t.chosen != i && t.baseline != i) {
+      ++left_out;
+      continue;
+    }
     std::string mark = t.chosen == i ? "->" : "";
     std::string label = trial.label.empty() ? "(defaults)" : trial.label;
     if (t.baseline == i) label += " (in use)";
@@ -61,6 +69,9 @@ std::string tune_text(const result::run_result& r) {
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
   }
+  if (left_out > 0)
+    out += "(" + std::to_string(left_out) +
+           " more trial(s), ranked lower, in the result: --out FILE or --format json)\n";
   out += "\n";
   if (!t.stopped_by.empty())
     out += "note: the search was cut short by " + t.stopped_by + ": the answer is the best of " +

@@ -658,11 +658,15 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
                           format_bytes(chosen->peak_reserved()),
                           percent_change(change, static_cast<double>(baseline.peak_reserved())),
                           confirmation, backend_note)
-            : fmt::format("{} runs out of memory on {} at events[{}]; {} replays the whole "
-                          "trace without an OOM, peak reserved {}{}.{}",
+            : fmt::format("{} runs out of memory on {} at events[{}], with {} reserved but "
+                          "not allocated at its peak; {} replays the whole trace without an "
+                          "OOM, peak reserved {}, {} of it not allocated{}.{}",
                           in_use_label, format_bytes(capacity),
-                          *baseline.outcome.first_oom_event, screener::label(chosen->s),
-                          format_bytes(chosen->peak_reserved()), confirmation, backend_note);
+                          *baseline.outcome.first_oom_event,
+                          format_bytes(baseline.fragmentation_at_peak()),
+                          screener::label(chosen->s), format_bytes(chosen->peak_reserved()),
+                          format_bytes(chosen->fragmentation_at_peak()), confirmation,
+                          backend_note);
   } else if (chosen->outcome.ooms == 0) {
     t.answer = fmt::format("# keep PYTORCH_CUDA_ALLOC_CONF as it is ({}): no OOM; none of {} "
                            "settings reserves {:.0f}% less than its {}",
