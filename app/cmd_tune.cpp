@@ -186,8 +186,9 @@ runner add_tune(CLI::App& app) {
                 "pinbench.trace/1 JSON or an RMM replay log CSV")
       ->required();
   a->add_option("--capacity", alloc->capacity,
-                "The device's memory (size; default: the CUDA device's total; required on the "
-                "host backend)")
+                "The device's memory (size; default: what a snapshot's OOM shows the program "
+                "had, reserved then plus the device's free memory; else the CUDA device's total; "
+                "else required)")
       ->type_name("SIZE");
   a->add_option("--memory-fraction", alloc->memory_fraction,
                 "torch.cuda.set_per_process_memory_fraction(F) as the program calls it")
