@@ -123,7 +123,7 @@ TEST_CASE("tune loader: a batch that one worker cannot build in a step needs two
   CHECK(run_cli_in_process({"compare", out, out}, dir.path()).code == 0);
 }
 
-TEST_CASE("tune loader: --format json prints the result; a short budget cuts the search",
+TEST_CASE("tune loader: --format json prints the result and a short budget cuts the search",
           "[tune][loader]") {
   const pinbench::testing::scratch_dir dir("tune-loader-json");
   // 2 x 8 ms per batch against a 4 ms step: workers are needed, but a 1 s budget leaves no
