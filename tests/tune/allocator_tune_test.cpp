@@ -142,7 +142,10 @@ TEST_CASE("tune allocator: a PyTorch snapshot's OOM, avoided, and pinbench run a
   const scratch_dir dir("tune-alloc-snapshot");
   // No --capacity: the snapshot's OOM says what the program had (reserved then plus free).
   const auto tuned = run_cli_in_process(
-      {"tune", "allocator", training_snapshot(), "--backend", "host", "-q", "--format", "json"},
+      // One replay at a time: each reserves 17 x 80 GiB of address space, and ThreadSanitizer's
+      // builds have less of it than that twice over.
+      {"tune", "allocator", training_snapshot(), "--backend", "host", "-q", "--format", "json",
+       "--jobs", "1"},
       dir.path());
   INFO(tuned.err);
   REQUIRE(tuned.code == 0);
