@@ -74,8 +74,10 @@ std::string tune_text(const result::run_result& r) {
            " more trial(s), ranked lower, in the result: --out FILE or --format json)\n";
   out += "\n";
   if (!t.stopped_by.empty())
-    out += "note: the search was cut short by " + t.stopped_by + ": the answer is the best of " +
-           std::to_string(t.trials.size()) + " trial(s)\n";
+    out += std::string("note: the search was cut short (") +
+           (t.stopped_by == "budget" ? "its --budget was spent" : t.stopped_by) +
+           "): the answer is the best of the " + std::to_string(t.trials.size()) +
+           " trial(s) above\n";
   if (!t.verdict.empty()) out += "verdict: " + t.verdict + "\n";
   out += detail::footer_line(r) + "\n";
   if (!t.answer.empty()) out += "\n" + t.answer + "\n";

@@ -303,8 +303,11 @@ result::case_result search_case(const trial_run& r, const nlohmann::json& params
 }
 
 std::vector<std::pair<std::string, std::string>> search_cells(const trial_run& r) {
-  return {{"OOM", r.outcome.ooms == 0 ? std::string("none")
-                                      : fmt::format("at events[{}]", *r.outcome.first_oom_event)},
+  return {{"run", "search"},
+          {"OOMs", r.outcome.ooms == 0 ? std::string("none") : std::to_string(r.outcome.ooms)},
+          {"first OOM", r.outcome.ooms == 0
+                            ? std::string("-")
+                            : fmt::format("events[{}]", *r.outcome.first_oom_event)},
           {"peak reserved", format_bytes(r.peak_reserved())},
           {"peak fragmentation", format_bytes(r.fragmentation_at_peak())},
           {"cudaMalloc", std::to_string(r.outcome.stats.num_device_alloc)},
@@ -335,7 +338,7 @@ result::tune_trial confirm_trial(const result::case_result& c, const std::string
   const double peak = median_of(c, "reserved_bytes.all.peak");
   t.value = peak;
   t.meets_goal = ooms == 0;
-  std::string oom_cell = ooms == 0 ? "none" : fmt::format("{:.0f} OOM(s)", ooms);
+  std::string oom_cell = ooms == 0 ? "none" : fmt::format("{:.0f}", ooms);
   t.note = ooms == 0 ? "no OOM (engine)" : fmt::format("{:.0f} OOM(s) (engine)", ooms);
   std::string cached = "-";
   if (const auto& seg = c.extra.find("segments_at_peak"); seg != c.extra.end() && seg->is_object())
@@ -343,7 +346,9 @@ result::tune_trial confirm_trial(const result::case_result& c, const std::string
                           std::min(seg->value("reserved_bytes", std::uint64_t{0}),
                                    seg->value("allocated_bytes", std::uint64_t{0})));
   const auto latency = result::finite_median(c, "alloc_latency");
-  t.cells = {{"OOM", oom_cell},
+  t.cells = {{"run", "confirm"},
+             {"OOMs", oom_cell},
+             {"first OOM", "-"},
              {"peak reserved", std::isnan(peak) ? "-" : format_bytes(static_cast<std::uint64_t>(peak))},
              {"peak fragmentation", cached},
              {"cudaMalloc", fmt::format("{:.0f}", median_of(c, "num_device_alloc"))},
@@ -375,6 +380,11 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   std::string capacity_from = "--capacity";
   if (request.capacity) {
     capacity = *request.capacity;
+    if (capacity < mib)
+      throw input_error({}, "--capacity",
+                        fmt::format("expected the device's memory, such as 80GiB, got {} (a "
+                                    "number alone is bytes)",
+                                    format_bytes(capacity)));
   } else if (facts.device_total > 0) {
     capacity = facts.device_total;
     capacity_from = "the snapshot's OOM: reserved then plus the device's free memory";
@@ -396,6 +406,8 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
     return alloc::read_all(*source);
   }();
   const trace_demand demand = demand_of(events);
+  if (demand.allocs == 0)
+    throw input_error(trace, {}, "expected allocations to replay, found none");
   const unsigned jobs =
       request.jobs != 0 ? request.jobs : std::max(1u, std::thread::hardware_concurrency());
   s.progress(fmt::format("{} events ({} allocations, live bytes peaking at {}) against {}; {} "
@@ -410,10 +422,11 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
     return std::any_of(tried.begin(), tried.end(), [&](const trial_run& t) { return t.s == x; });
   };
   std::string stopped_by;
-  // Keeps room for the confirming runs (two settings, a few replays each, timed per call).
+  // Keeps room for the confirming runs: two settings, each up to three runs timed per call and
+  // one observed run (about 8 replays' time), and the runner's own start.
   const auto affordable = [&](std::size_t replays) -> std::size_t {
     const std::int64_t per = std::max<std::int64_t>(screen.replay_ns(), 1'000'000);
-    const std::int64_t reserve = 12 * per + 2'000'000'000;
+    const std::int64_t reserve = 16 * per + std::min<std::int64_t>(1'000'000'000, s.budget_ns() / 10);
     const std::int64_t left = s.left_ns() - reserve;
     if (left <= 0) return 0;
     return std::min<std::size_t>(replays, static_cast<std::size_t>(left / per) * screen.jobs());
@@ -425,6 +438,9 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
     const std::size_t n = tried.empty() ? settings.size() : affordable(settings.size());
     if (n < settings.size()) {
       stopped_by = "budget";
+      s.progress(fmt::format("the budget leaves time for {} of {} setting(s) of this step, and "
+                             "for the confirming runs",
+                             n, settings.size()));
       settings.resize(n);
     }
     if (settings.empty()) return std::vector<trial_run>{};
@@ -435,7 +451,8 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   };
 
   std::vector<setting> first{in_use};
-  if (in_use.options_set() > 0 || in_use.memory_fraction) first.push_back(setting_of({}, {}));
+  // PyTorch's defaults beside a setting in use, under the program's own memory fraction.
+  if (in_use.options_set() > 0) first.push_back(setting_of({}, request.memory_fraction));
   (void)stage(first);
   if (tried.empty()) throw interrupted_error();  // stopped before the first replay ended
   const auto values = option_values(demand);
@@ -525,7 +542,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
       p["config"] = confirm[i]->s.text();
       if (confirm[i]->s.memory_fraction) p["memory_fraction"] = *confirm[i]->s.memory_fraction;
       const double timeout_s =
-          std::max(5.0, static_cast<double>(std::max<std::int64_t>(s.left_ns(), 0)) / 2e9);
+          std::max(0.5, static_cast<double>(std::max<std::int64_t>(s.left_ns(), 0)) / 2e9);
       nlohmann::json doc{
           {"name", fmt::format("{}-{}", confirm_name, i + 1)},
           {"description", "the answer and the setting in use, measured by the allocator engine"},
@@ -533,7 +550,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
           {"params", p},
           {"sampling", {{"warmup", 0}, {"min_samples", 1}, {"max_samples", 3},
                         {"max_noise", 0.05}, {"min_time", "0s"},
-                        {"timeout", fmt::format("{:.0f}s", timeout_s)}}}};
+                        {"timeout", fmt::format("{:.1f}s", timeout_s)}}}};
       scenarios.push_back(session::scenario_from(doc, "tune allocator"));
     }
     // One scenario per setting: the ids stay those of the search ("config=...").
@@ -626,7 +643,20 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   const std::string backend_note =
       s.emulated() ? " Host backend: PyTorch's allocator decisions, replayed on an emulated device."
                    : "";
-  const std::string in_use_label = in_use.text().empty() ? "PyTorch's defaults" : in_use.text();
+  // What the allocator may reserve: the device, or the program's share of it.
+  const std::uint64_t allowed =
+      request.memory_fraction
+          ? static_cast<std::uint64_t>(*request.memory_fraction * static_cast<double>(capacity))
+          : capacity;
+  const std::string allowed_text =
+      request.memory_fraction
+          ? fmt::format("{} the memory fraction {} allows of the device's {}",
+                        format_bytes(allowed), fraction_text(*request.memory_fraction),
+                        format_bytes(capacity))
+          : "device's " + format_bytes(capacity);
+  std::string in_use_label = in_use.text().empty() ? "PyTorch's defaults" : in_use.text();
+  if (in_use.memory_fraction)
+    in_use_label += " with memory fraction " + fraction_text(*in_use.memory_fraction);
   const std::string baseline_oom =
       baseline.outcome.ooms == 0 ? std::string("no OOM")
                                  : fmt::format("OOM at events[{}]", *baseline.outcome.first_oom_event);
@@ -675,27 +705,43 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
     t.verdict = fmt::format("{} replays the trace with no OOM and the least memory reserved of "
                             "{} settings tried.{}",
                             in_use_label, tried.size(), backend_note);
+  } else if (demand.live_peak > allowed) {
+    // Nothing can help: the live allocations alone do not fit, whatever the allocator does.
+    t.answer = fmt::format(
+        "# no setting avoids the OOM: the trace's live allocations alone peak at {}, {} more "
+        "than the {}",
+        format_bytes(demand.live_peak), format_bytes(demand.live_peak - allowed), allowed_text);
+    t.verdict = fmt::format(
+        "No allocator setting can replay the trace in the {}: its live allocations need {} at "
+        "once (the best of {} settings tried, {}, fails at events[{}]): reduce the batch{}.{}",
+        allowed_text, format_bytes(demand.live_peak), tried.size(), screener::label(chosen->s),
+        *chosen->outcome.first_oom_event,
+        request.memory_fraction ? ", raise the memory fraction" : ", or use a larger device",
+        backend_note);
+  } else if (!stopped_by.empty()) {
+    // The search was cut before it could tell: say so, never "no setting".
+    t.answer = fmt::format(
+        "# not found: the search was cut short ({}) after {} setting(s) in {:.1f} s, none of "
+        "which avoids the OOM; give it more --budget",
+        stopped_by == "budget" ? "the budget was spent" : "interrupted", tried.size(),
+        s.elapsed_s());
+    t.verdict = fmt::format(
+        "{} runs out of memory on {} at events[{}]; the search stopped after {} setting(s), "
+        "before it could find one that avoids it. The live allocations ({} at their peak) "
+        "fit the device: a setting may well exist.{}",
+        in_use_label, format_bytes(capacity), *baseline.outcome.first_oom_event, tried.size(),
+        format_bytes(demand.live_peak), backend_note);
   } else {
     t.answer = fmt::format(
-        "# no setting avoids the OOM: the trace's live allocations alone peak at {}, {} the "
-        "device's {}",
-        format_bytes(demand.live_peak),
-        demand.live_peak > capacity
-            ? format_bytes(demand.live_peak - capacity) + " more than"
-            : "within",
-        format_bytes(capacity));
+        "# no setting avoids the OOM: the live allocations peak at {}, within the {}, but none "
+        "of {} settings leaves room for the rounding and caching",
+        format_bytes(demand.live_peak), allowed_text, tried.size());
     t.verdict = fmt::format(
         "None of {} settings replays the trace without an OOM on {}: the best, {}, still fails "
-        "at events[{}].{}{}",
+        "at events[{}], though the live allocations ({} at their peak) fit: the allocator's "
+        "rounding and cached blocks take the rest.{}",
         tried.size(), format_bytes(capacity), screener::label(chosen->s),
-        *chosen->outcome.first_oom_event,
-        demand.live_peak > capacity
-            ? fmt::format(" The live allocations need {} at once: reduce the batch, or use a "
-                          "larger device.",
-                          format_bytes(demand.live_peak))
-            : " Its live allocations fit, but not with the rounding and caching any setting "
-              "leaves.",
-        backend_note);
+        *chosen->outcome.first_oom_event, format_bytes(demand.live_peak), backend_note);
   }
   t.stopped_by = stopped_by;
   if (stopped_by == "interrupted" && !out.interrupted) {

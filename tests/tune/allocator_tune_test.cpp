@@ -187,6 +187,32 @@ TEST_CASE("tune allocator: when no setting can avoid the OOM it says by how much
   CHECK(answer.find("more than the device's") != std::string::npos);
 }
 
+TEST_CASE("tune allocator: the program's memory fraction holds in every setting tried", "[tune]") {
+  const scratch_dir dir("tune-alloc-fraction");
+  // 1200 MiB with set_per_process_memory_fraction(0.5): 600 MiB allowed, 1100 MiB live.
+  const auto tuned = run_cli_in_process(
+      {"tune", "allocator", fragmentation_trace(), "--capacity", "1200MiB", "--memory-fraction",
+       "0.5", "--backend", "host", "-q", "--format", "json"},
+      dir.path());
+  CHECK(tuned.code == 1);
+  const auto doc = nlohmann::json::parse(tuned.out);
+  const std::string answer = doc.at("tune").at("answer");
+  CHECK(answer.rfind("# no setting avoids the OOM", 0) == 0);
+  CHECK(answer.find("memory fraction 0.5") != std::string::npos);
+  for (const auto& trial : doc.at("tune").at("trials")) CHECK_FALSE(trial.at("meets_goal").get<bool>());
+}
+
+TEST_CASE("tune allocator: a search cut by its budget says so, never 'no setting'", "[tune]") {
+  const scratch_dir dir("tune-alloc-budget");
+  const auto tuned = run_cli_in_process({"tune", "allocator", fragmentation_trace(), "--capacity",
+                                         "1200MiB", "--budget", "1ms", "--backend", "host", "-q"},
+                                        dir.path());
+  CHECK(tuned.code == 1);
+  const std::string answer = last_line(tuned.out);
+  CHECK(answer.rfind("# not found: the search was cut short", 0) == 0);
+  CHECK(answer.find("--budget") != std::string::npos);
+}
+
 TEST_CASE("tune allocator: --format json prints the result document", "[tune]") {
   const scratch_dir dir("tune-alloc-json");
   const auto tuned = run_cli_in_process({"tune", "allocator", fragmentation_trace(), "--capacity",
@@ -214,6 +240,22 @@ TEST_CASE("tune allocator: bad input is exit 2 naming the option or file", "[tun
                                       dir.path());
     CHECK(o.code == 2);
     CHECK(o.err.find("--capacity") != std::string::npos);
+  }
+  SECTION("a bare number is bytes: far too small for a device") {
+    const auto o = run_cli_in_process({"tune", "allocator", fragmentation_trace(), "--capacity",
+                                       "80", "--backend", "host", "-q"},
+                                      dir.path());
+    CHECK(o.code == 2);
+    CHECK(o.err.find("a number alone is bytes") != std::string::npos);
+  }
+  SECTION("a trace without an allocation") {
+    const auto empty = (dir.path() / "empty.json").string();
+    std::ofstream(empty) << R"({"schema": "pinbench.trace/1", "events": [{"op": "mark", "label": "iteration"}]})";
+    const auto o = run_cli_in_process(
+        {"tune", "allocator", empty, "--capacity", "1GiB", "--backend", "host", "-q"}, dir.path());
+    CHECK(o.code == 2);
+    CHECK(o.err.find("empty.json") != std::string::npos);
+    CHECK(o.err.find("no") != std::string::npos);
   }
   SECTION("a trace that is not there") {
     const auto missing = (dir.path() / "missing.json").string();
