@@ -212,3 +212,30 @@ TEST_CASE("tune loader: a folder of the user's JPEGs, decoded and augmented",
   CHECK(c.extra.at("images").at("dir") == photos.string());
   CHECK(c.params.at("dataset").at("source") == "jpeg");
 }
+
+TEST_CASE("tune loader: --out inside the --images folder is refused before anything runs",
+          "[tune][loader][image]") {
+  const pinbench::testing::scratch_dir dir("tune-loader-out-in-images");
+  const fs::path photos = dir.path() / "photos";
+  fs::create_directories(photos / "cat");
+  const fs::path jpeg = photos / "cat" / "img_0.jpg";
+  const auto bytes = pinbench::image::encode_jpeg(pinbench::image::synthesize_image(32, 24, 1), 90);
+  pinbench::testing::write_binary(jpeg, bytes);
+  // The JPEG itself, a new file in the folder, the folder itself, and the same through "..".
+  const std::vector<std::string> outs = {
+      jpeg.string(), (photos / "tune.json").string(), photos.string(),
+      (photos / "cat" / ".." / "cat" / "img_0.jpg").string()};
+  for (const auto& out : outs) {
+    INFO(out);
+    const auto o = run_cli_in_process({"tune", "loader", "--images", photos.string(), "--step-time",
+                                       "5ms", "--backend", "host", "--budget", "2s", "--out", out},
+                                      dir.path());
+    CHECK(o.code == 2);
+    CHECK(pinbench::testing::line_count(o.err) == 1);
+    CHECK(o.err.find("--out") != std::string::npos);
+    CHECK(o.err.find("--images") != std::string::npos);
+    CHECK(o.out.empty());
+  }
+  CHECK(pinbench::testing::read_binary(jpeg) == bytes);
+  CHECK(!fs::exists(photos / "tune.json"));
+}
