@@ -1,8 +1,10 @@
 // `pinbench tune allocator TRACE` and `pinbench tune loader`: the command lines, then the tuner
 // (lib/tune/), then what stdout shows (the ranked trials and the answer, or the result as
 // JSON), the result file and the exit code.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -151,6 +153,22 @@ int tune_allocator(const allocator_args& a) {
                    [&](const tune::session& s) { return tune::tune_allocator(request, s); });
 }
 
+// --images is a whole folder: an --out inside it (or the folder itself) would replace or join
+// the user's JPEGs. check_distinct_files compares files; this compares the folder's tree.
+void check_out_outside_images(const std::string& out, const std::string& images) {
+  if (out.empty() || out == "-" || images.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path o = fs::weakly_canonical(fs::absolute(out, ec), ec);
+  const fs::path dir = fs::weakly_canonical(fs::absolute(images, ec), ec);
+  if (o.empty() || dir.empty()) return;
+  const auto [at_dir, at_out] = std::mismatch(dir.begin(), dir.end(), o.begin(), o.end());
+  const bool inside = at_dir == dir.end() || (std::next(at_dir) == dir.end() && at_dir->empty());
+  if (inside)
+    throw input_error(fmt::format(
+        "--out {} is inside --images {}: an output never replaces an input", out, images));
+}
+
 int tune_loader(const loader_args& a) {
   tune::loader_request request;
   request.images = a.images;
@@ -162,6 +180,7 @@ int tune_loader(const loader_args& a) {
   request.target_busy = a.target_busy;
   request.max_workers = a.max_workers;
   tune::check_loader_request(request);  // before the device is opened
+  check_out_outside_images(a.common.out, a.images);
   std::vector<named_file> inputs;
   if (!a.images.empty()) inputs.push_back({"--images", a.images});
   return tune_with(a.common, inputs,
@@ -212,25 +231,22 @@ runner add_tune(CLI::App& app) {
                 "transform does")
       ->type_name("DIR");
   l->add_option("--cpu-per-sample", loader->cpu_per_sample,
-                "Instead of --images: the CPU time your dataset's __getitem__ takes (duration)")
+                "Instead of --images: the CPU time your dataset's __getitem__ takes (duration; "
+                "0 = the samples are ready, the loader only collates and copies)")
       ->type_name("DURATION");
   l->add_option("--sample-bytes", loader->sample_bytes,
                 "With --cpu-per-sample: the bytes of one sample as it reaches the device (size; "
                 "default 128KiB)")
       ->type_name("SIZE");
-  l->add_option("--batch-size", loader->batch_size, "Samples per batch")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000}))
-      ->capture_default_str();
+  l->add_option("--batch-size", loader->batch_size, "Samples per batch")->capture_default_str();
   l->add_option("--step-time", loader->step_time,
                 "The model's device time per batch (duration), measured on your GPU")
       ->type_name("DURATION")
       ->required();
   l->add_option("--target-busy", loader->target_busy,
                 "The fraction of the time the device must be busy (gpu_busy)")
-      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   l->add_option("--max-workers", loader->max_workers, "The most workers tried (0 = the cores)")
-      ->check(CLI::Range(0u, 256u))
       ->capture_default_str();
   add_common(l, loader->common);
 

@@ -21,6 +21,16 @@
 
 namespace pinbench::tune {
 
+double steady_gpu_busy(double run_busy, double steps, double compute_ns, double first_batch_ns,
+                       double ready_at_first) {
+  if (run_busy <= 0 || compute_ns <= 0 || steps <= 1) return run_busy;
+  const double ready = std::clamp(ready_at_first, 1.0, steps - 1);
+  const double span = steps * compute_ns / run_busy;
+  const double rest = span - first_batch_ns - ready * compute_ns;
+  if (rest <= 0) return run_busy;
+  return std::clamp((steps - ready) * compute_ns / rest, run_busy, 1.0);
+}
+
 namespace {
 
 using nlohmann::json;
@@ -71,18 +81,7 @@ struct figures {
   std::optional<double> read_ns, decode_ns, augment_ns;  // jpeg, per sample
 };
 
-// The loader kind's gpu_busy counts the device idle while the first batch is built: once per
-// iter(DataLoader), i.e. once per epoch with persistent_workers=True, where an epoch is
-// thousands of steps. A trial is a few dozen, so the first batch's wait is taken out:
-// busy / (span - first batch), span = busy / gpu_busy.
-double steady_busy(double run_busy, double busy_ns, double first_batch_ns) {
-  if (run_busy <= 0 || busy_ns <= 0) return run_busy;
-  const double rest = busy_ns / run_busy - first_batch_ns;
-  if (rest <= 0) return run_busy;
-  return std::clamp(busy_ns / rest, run_busy, 1.0);
-}
-
-figures read_figures(const result::case_result& c) {
+figures read_figures(const result::case_result& c, int workers) {
   figures f;
   const auto run_busy = result::finite_median(c, "gpu_busy");
   const auto sps = result::finite_median(c, "samples_per_s");
@@ -105,7 +104,8 @@ figures read_figures(const result::case_result& c) {
   f.decode_ns = result::finite_median(c, "decode_time");
   f.augment_ns = result::finite_median(c, "augment_time");
   const double steps = c.extra.value("steps_per_run", 0.0);
-  f.busy = steady_busy(f.run_busy, median("compute_time") * steps, median("first_batch_time"));
+  f.busy = steady_gpu_busy(f.run_busy, steps, median("compute_time"), median("first_batch_time"),
+                           std::max(1.0, static_cast<double>(workers)));
   return f;
 }
 
@@ -119,9 +119,6 @@ struct trial {
   double elapsed_s = 0;
 };
 
-std::string fraction(double f) {
-  return fmt::format("{:.2f}", f);
-}
 std::string percent(double f) {
   return fmt::format("{:.0f}%", f * 100);
 }
@@ -163,8 +160,12 @@ class loader_tuner {
   }
 
   [[nodiscard]] std::uint64_t batches_for(const setting& st, double run_ns) const {
-    // Enough batches for every worker to deliver a few (the pipeline past its start).
-    const double floor = st.workers == 0 ? 4.0 : 3.0 * st.workers + 4.0;
+    // Enough batches for every worker to deliver a few, and for what the workers can hold
+    // (workers x prefetch_factor) to be a small part of the run: what they buffered while the
+    // first batch was awaited is then not taken for throughput.
+    const double floor =
+        st.workers == 0 ? 4.0
+                        : std::max(3.0 * st.workers + 4.0, 4.0 * st.workers * st.prefetch + 8.0);
     const double n = std::ceil(run_ns / interval_ns(st));
     return static_cast<std::uint64_t>(std::clamp(n, floor, 5000.0));
   }
@@ -275,13 +276,15 @@ class loader_tuner {
       const auto& c = sc.cases.front();
       t.scenario = sc.name;
       t.case_id = c.id;
-      t.f = read_figures(c);
+      t.f = read_figures(c, st.workers);
       t.elapsed_s = c.elapsed_s;
       if (const auto* m = c.find("samples_per_s")) t.runs = m->samples.size();
     } else {
       t.f.problem = "not measured";
     }
     const bool cut = r.interrupted;
+    if (cut && !t.f.measured)
+      t.f.problem = "interrupted (Ctrl-C or a signal) before a run completed";
     absorb(std::move(r));
     if (t.f.measured) {
       // Later predictions learn from this one (bounded: one odd trial must not stall the search).
@@ -290,7 +293,7 @@ class loader_tuner {
           cost_ratio_;
       cost_ratio_ = std::clamp(t.elapsed_s * 1e9 / predicted, 0.5, 4.0);
       s_.progress(fmt::format("  gpu_busy {}, {:.0f} samples/s, a batch {} of CPU{}",
-                              fraction(t.f.busy), t.f.samples_per_s,
+                              busy_text(t.f.busy), t.f.samples_per_s,
                               format_duration_ns(t.f.batch_cpu_ns),
                               t.f.busy >= target_ ? ": holds the target" : ""));
     } else {
@@ -354,7 +357,8 @@ class loader_tuner {
       const auto t = try_search(pinned(next));
       if (!t) break;
       if (!trials_[*t].f.measured) {
-        ceiling_problem_ = trials_[*t].f.problem;  // more workers cannot run either
+        // More workers cannot run either, unless a signal cut the trial.
+        if (stopped_by_ != "interrupted") ceiling_problem_ = trials_[*t].f.problem;
         break;
       }
       if (holds(*t)) {
@@ -429,8 +433,8 @@ class loader_tuner {
       const std::size_t unpinned = trials_[*t].s.pin ? *chosen_ : *t;
       // Twice the tie: pinned memory is what makes non_blocking copies asynchronous on a GPU,
       // and a short trial's few points are within a busy machine's noise.
-      const bool unpinned_better = (holds(unpinned) && !holds(pinned)) ||
-                                   busy(unpinned) > busy(pinned) + 2 * busy_tie;
+      const bool unpinned_better =
+          (holds(unpinned) && !holds(pinned)) || busy(unpinned) > busy(pinned) + 2 * busy_tie;
       chosen_ = unpinned_better ? unpinned : pinned;
     }
     const trial& c = trials_[*chosen_];
@@ -445,19 +449,91 @@ class loader_tuner {
 
   // ---- confirming -------------------------------------------------------------------------
 
+  // The search's pick is confirmed by a longer run; while it misses the target and the budget
+  // lasts, the next candidate is confirmed too (one worker more than the best confirmed so
+  // far), and the answer is the best confirmed. More workers than cores are confirmed only after
+  // the best setting at the cores, and chosen only when they clearly helped.
   void confirm() {
     if (!chosen_ || stopped_by_ == "interrupted") return;
-    const setting st = trials_[*chosen_].s;
-    std::uint64_t batches = batches_for(st, confirm_run_ns_);
-    // Shorter when the budget is short, never shorter than the trial.
+    std::vector<setting> queue;
+    const setting pick = trials_[*chosen_].s;
+    if (pick.workers > static_cast<int>(cores_)) {
+      std::optional<std::size_t> at_cores;
+      for (std::size_t i = 0; i < trials_.size(); ++i)
+        if (trials_[i].phase == "search" && trials_[i].f.measured && trials_[i].s.workers > 0 &&
+            trials_[i].s.workers <= static_cast<int>(cores_) &&
+            (!at_cores || busy(i) > busy(*at_cores)))
+          at_cores = i;
+      setting fewer = pick;
+      fewer.workers = static_cast<int>(cores_);
+      queue.push_back(at_cores ? trials_[*at_cores].s : fewer);
+    }
+    queue.push_back(pick);
+    constexpr int max_confirms = 4;
+    for (int n = 0; n < max_confirms && !queue.empty(); ++n) {
+      const setting st = queue.front();
+      queue.erase(queue.begin());
+      const auto t = confirm_one(st);
+      if (!t) break;
+      if (trials_[*t].f.measured) pick_confirmed();
+      if (confirmed_ && holds(*confirmed_) &&
+          (queue.empty() || trials_[*confirmed_].s.workers <= static_cast<int>(cores_)))
+        break;
+      if (queue.empty() && confirmed_) {
+        setting more = trials_[*confirmed_].s;
+        ++more.workers;
+        if (more.workers <= static_cast<int>(max_workers_) && !confirmed_setting(more))
+          queue.push_back(more);
+      }
+    }
+  }
+
+  [[nodiscard]] bool confirmed_setting(const setting& st) const {
+    return std::any_of(trials_.begin(), trials_.end(),
+                       [&](const trial& t) { return t.phase == "confirm" && t.s == st; });
+  }
+
+  // One confirming run of `st`, its length what the budget allows (never shorter than the
+  // search's trials); nullopt when the budget or a signal stopped it.
+  std::optional<std::size_t> confirm_one(const setting& st) {
+    if (stopped_by_ == "interrupted") return std::nullopt;
+    const std::uint64_t shortest = batches_for(st, trial_run_ns_);
+    std::uint64_t batches = std::max(shortest, batches_for(st, confirm_run_ns_));
     const double left = static_cast<double>(s_.left_ns());
-    while (batches > trials_[*chosen_].batches && predicted_ns(st, batches, confirm_runs) > left)
-      batches = std::max(trials_[*chosen_].batches, batches * 3 / 4);
+    while (batches > shortest && predicted_ns(st, batches, confirm_runs) > left)
+      batches = std::max(shortest, batches * 3 / 4);
     if (predicted_ns(st, batches, confirm_runs) > left) {
       if (stopped_by_.empty()) stopped_by_ = "budget";
-      return;
+      return std::nullopt;
     }
-    if (const auto t = measure(st, true, batches); t && trials_[*t].f.measured) confirmed_ = *t;
+    return measure(st, true, batches);
+  }
+
+  // The best confirming run: one that holds the target over one that does not, then the
+  // busiest (within the tie, the fewest workers); more workers than cores only where they
+  // clearly beat the best at the cores.
+  void pick_confirmed() {
+    const auto better = [&](std::size_t i, std::size_t j) {
+      if (holds(i) != holds(j)) return holds(i);
+      if (holds(i)) return trials_[i].s.workers < trials_[j].s.workers;
+      if (std::fabs(busy(i) - busy(j)) <= busy_tie)
+        return trials_[i].s.workers < trials_[j].s.workers;
+      return busy(i) > busy(j);
+    };
+    std::optional<std::size_t> best, best_at_cores;
+    for (std::size_t i = 0; i < trials_.size(); ++i) {
+      if (trials_[i].phase != "confirm" || !trials_[i].f.measured) continue;
+      if (!best || better(i, *best)) best = i;
+      if (trials_[i].s.workers <= static_cast<int>(cores_) &&
+          (!best_at_cores || better(i, *best_at_cores)))
+        best_at_cores = i;
+    }
+    if (best && best_at_cores && best != best_at_cores) {
+      const bool clearly =
+          (holds(*best) && !holds(*best_at_cores)) || busy(*best) > busy(*best_at_cores) + busy_tie;
+      if (!clearly) best = best_at_cores;
+    }
+    confirmed_ = best;
   }
 
   // ---- the answer -------------------------------------------------------------------------
@@ -469,6 +545,12 @@ class loader_tuner {
     args += ", pin_memory=" + py(st.pin);
     if (st.workers > 0) args += ", persistent_workers=True";
     std::string code = "loader = DataLoader(" + args + ")";
+    if (!goal_met())
+      code = fmt::format(
+                 "# best found, does not hold the target: gpu_busy {} < {}{}\n",
+                 busy_text(best_busy()), target_text(),
+                 confirmed_ ? " in its confirming run" : " in its short trial (not confirmed)") +
+             code;
     if (st.pin) {
       code += "\nbatch = batch.to(device, non_blocking=True)";
       if (st.ring)
@@ -479,6 +561,22 @@ class loader_tuner {
     }
     return code;
   }
+
+  [[nodiscard]] bool goal_met() const { return confirmed_ && holds(*confirmed_); }
+  // The trial the answer is: the best confirmed, else the search's pick.
+  [[nodiscard]] std::optional<std::size_t> answer_trial() const {
+    return confirmed_ ? confirmed_ : chosen_;
+  }
+  [[nodiscard]] double best_busy() const {
+    const auto a = answer_trial();
+    return a ? trials_[*a].f.busy : 0;
+  }
+
+  // A gpu_busy figure: 2 digits, 3 near the target, so that a miss never reads as the target.
+  [[nodiscard]] std::string busy_text(double f) const {
+    return std::fabs(f - target_) < 0.01 ? fmt::format("{:.3f}", f) : fmt::format("{:.2f}", f);
+  }
+  [[nodiscard]] std::string target_text() const { return fmt::format("{}", target_); }
 
   [[nodiscard]] std::string cpu_per_batch_text(const trial& t) const {
     std::string text = format_duration_ns(t.f.batch_cpu_ns);
@@ -491,46 +589,72 @@ class loader_tuner {
     return text + " of CPU";
   }
 
-  // Why no setting held the target, with the measured figures: what the cores could give at
-  // the baseline's cost per batch, and what the workers got when they ran side by side.
+  // Why no setting held the target, with the measured figures: what the workers built side by
+  // side against what the step needs. The CPU is named only when that capacity is short.
   [[nodiscard]] std::string limit_text(const trial& best) const {
     if (!ceiling_problem_.empty()) return "more workers could not run: " + ceiling_problem_;
-    const trial& base = trials_[baseline_.value_or(0)];
     const double needed = target_ / (step_ns_ / 1e9);  // batches/s at the target
-    const unsigned usable = std::min(max_workers_, cores_);
-    const double supply = usable / (base.f.batch_cpu_ns / 1e9);
-    std::string what = fmt::format(
-        "what limits it is the CPU: a batch takes {} per worker, so {} {} give at most {:.1f} "
-        "batches/s against the {:.1f} the step ({}) needs at {} busy",
-        cpu_per_batch_text(base), usable,
-        max_workers_ < cores_ ? "workers (--max-workers)" : "cores", supply, needed,
-        format_duration_ns(step_ns_), fraction(target_));
-    // The trial with the most workers (the slowest batches among those): what the workers got
-    // when they ran side by side.
+    const double got = best.f.samples_per_s / static_cast<double>(rq_.batch_size);
+    // The trial with the most workers (the slowest batches among those): what the workers
+    // built when they ran side by side, each batch its wall time.
     const trial* most = nullptr;
     for (const auto& t : trials_)
-      if (t.f.measured && t.s.workers > 0 &&
+      if (t.f.measured && t.s.workers > 0 && t.f.batch_cpu_ns > 0 &&
           (most == nullptr || t.s.workers > most->s.workers ||
            (t.s.workers == most->s.workers && t.f.batch_cpu_ns > most->f.batch_cpu_ns)))
         most = &t;
-    constexpr double contended = 1.3;  // a batch this much slower with workers side by side
-    if (most != nullptr && most->f.batch_cpu_ns > contended * base.f.batch_cpu_ns)
-      what += fmt::format(
-          "; with {} workers a batch took {} each ({:.1f} batches/s): the cores were not free "
-          "(the main thread's copies and pinning, other processes)",
-          most->s.workers, format_duration_ns(most->f.batch_cpu_ns),
-          most->s.workers / (most->f.batch_cpu_ns / 1e9));
-    else if (saturated_at_ > 0)
-      what += fmt::format("; more workers than {} did not help: the cores are busy", saturated_at_);
-    if (max_workers_ < cores_ && best.s.workers >= static_cast<int>(max_workers_))
-      what += fmt::format("; up to {} workers (the cores) may do better", cores_);
+    const trial* base = baseline_ ? &trials_[*baseline_] : nullptr;
+    const trial* by = most != nullptr ? most : base;
+    std::string what;
+    if (by == nullptr || by->f.batch_cpu_ns <= 0) {
+      what = fmt::format(
+          "the runs got {:.1f} batches/s against the {:.1f} the step ({}) needs at {} busy", got,
+          needed, format_duration_ns(step_ns_), target_text());
+    } else {
+      const int w = std::max(1, by->s.workers);
+      const double capacity = w / (by->f.batch_cpu_ns / 1e9);
+      const std::string who = by->s.workers == 0 ? std::string("num_workers=0 (the main thread)")
+                                                 : workers_text(w) + " side by side";
+      if (capacity < needed) {
+        what = fmt::format(
+            "what limits it is the CPU: with {} a batch took {} each, at most {:.1f} batches/s "
+            "against the {:.1f} the step ({}) needs at {} busy",
+            who, cpu_per_batch_text(*by), capacity, needed, format_duration_ns(step_ns_),
+            target_text());
+        if (by != base && base != nullptr && base->f.batch_cpu_ns > 0 &&
+            by->f.batch_cpu_ns > 1.3 * base->f.batch_cpu_ns)
+          what += fmt::format(
+              " (alone, num_workers=0 built one in {}: the cores were not free "
+              "for all of them)",
+              format_duration_ns(base->f.batch_cpu_ns));
+        if (saturated_at_ > 0)
+          what += fmt::format("; more than {} did not help", workers_text(saturated_at_));
+        if (max_workers_ < cores_ && best.s.workers >= static_cast<int>(max_workers_))
+          what += fmt::format("; up to {} workers (the cores) may do better", cores_);
+      } else {
+        what = fmt::format(
+            "the batches' CPU does not explain it: with {} a batch took {} each, {:.1f} "
+            "batches/s, above the {:.1f} the step ({}) needs at {} busy, yet the run got {:.1f} "
+            "batches/s (the wait is elsewhere: the main thread's copies and pinning, the start of "
+            "each run, other processes)",
+            who, cpu_per_batch_text(*by), capacity, needed, format_duration_ns(step_ns_),
+            target_text(), got);
+      }
+    }
+    if (stopped_by_ == "budget") what += "; the budget ended before more settings were confirmed";
+    if (stopped_by_ == "interrupted") what += "; the search was interrupted";
     return what;
+  }
+
+  static std::string workers_text(int n) {
+    if (n == 0) return "num_workers=0";
+    return n == 1 ? std::string("1 worker") : fmt::format("{} workers", n);
   }
 
   [[nodiscard]] std::vector<std::pair<std::string, std::string>> cells(const trial& t) const {
     if (!t.f.measured) return {{"gpu_busy", "-"}};
     std::vector<std::pair<std::string, std::string>> c = {
-        {"gpu_busy", fraction(t.f.busy)},
+        {"gpu_busy", busy_text(t.f.busy)},
         {"samples/s", fmt::format("{:.0f}", t.f.samples_per_s)},
         {"data wait", format_duration_ns(t.f.data_wait_ns)},
         {"batch CPU", format_duration_ns(t.f.batch_cpu_ns)}};
@@ -546,60 +670,65 @@ class loader_tuner {
     std::string n = fmt::format("device idle {} waiting for data", percent(1 - t.f.busy));
     if (t.phase == "confirm")
       n += fmt::format("; gpu_busy over the whole runs, the first batch included: {}",
-                       fraction(t.f.run_busy));
+                       busy_text(t.f.run_busy));
     return n;
   }
 
   [[nodiscard]] std::string verdict() const {
-    const std::string host =
+    std::string host =
         s_.emulated()
             ? " (host backend: an emulated device; the CPU side (workers, decode) is real, the "
               "copies and pinning are emulated.)"
             : "";
+    if (rq_.images.empty() && rq_.cpu_per_sample_ns.value_or(0) == 0)
+      host =
+          " (--cpu-per-sample 0: the samples cost no CPU; the loader only collates and copies "
+          "them.)" +
+          host;
     if (!chosen_) {
       if (!trials_.empty() && !trials_.front().f.measured)
         return "the baseline trial failed: " + trials_.front().f.problem + host;
       return "nothing was measured before the search was stopped" + host;
     }
-    const trial& c = trials_[*chosen_];
+    const trial& c = trials_[*answer_trial()];
     const trial* lower = nullptr;  // one worker fewer, as measured
     for (const auto& t : trials_)
-      if (t.phase == "search" && t.f.measured && t.s.workers == c.s.workers - 1 && !t.s.ring &&
+      if (t.f.measured && t.s.workers == c.s.workers - 1 && !t.s.ring &&
           (!lower || t.f.busy > lower->f.busy))
         lower = &t;
     const std::string why_not_fewer =
         lower == nullptr
             ? ""
             : fmt::format("; {} cannot (gpu_busy {}): a batch takes {} against the {} step",
-                          lower->s.workers == 0   ? std::string("num_workers=0")
-                          : lower->s.workers == 1 ? std::string("1 worker")
-                                                  : fmt::format("{} workers", lower->s.workers),
-                          fraction(lower->f.busy), cpu_per_batch_text(*lower),
-                          format_duration_ns(step_ns_));
-    if (confirmed_) {
-      const trial& k = trials_[*confirmed_];
-      if (k.f.busy >= target_)
-        return fmt::format(
-            "{} keeps the device {} busy (target {}) in the confirming run ({} "
-            "batches x {} runs, {:.0f} samples/s){}.{}",
-            label(c.s), fraction(k.f.busy), fraction(target_), k.batches, k.runs, k.f.samples_per_s,
-            why_not_fewer, host);
-      if (holds(*chosen_))
-        return fmt::format(
-            "{} held the target in its short trial ({}) but {} in the confirming "
-            "run, under the target {}: it is at the edge on this machine; {}.{}",
-            label(c.s), fraction(c.f.busy), fraction(k.f.busy), fraction(target_),
-            c.s.workers < static_cast<int>(max_workers_) ? std::string("one worker more gives room")
-                                                         : limit_text(c),
-            host);
+                          workers_text(lower->s.workers), busy_text(lower->f.busy),
+                          cpu_per_batch_text(*lower), format_duration_ns(step_ns_));
+    if (!confirmed_)
+      return fmt::format("{} {} in a short trial (gpu_busy {}), not confirmed by a longer run{}.{}",
+                         label(c.s), holds(*chosen_) ? "held the target" : "was the best",
+                         busy_text(c.f.busy), holds(*chosen_) ? "" : "; " + limit_text(c), host);
+    // The other confirming runs, as measured.
+    std::string others;
+    for (std::size_t i = 0; i < trials_.size(); ++i)
+      if (trials_[i].phase == "confirm" && i != *confirmed_)
+        others += fmt::format("{}{} {}", others.empty() ? "; also confirmed: " : ", ",
+                              label(trials_[i].s),
+                              trials_[i].f.measured ? busy_text(trials_[i].f.busy)
+                                                    : "(" + trials_[i].f.problem + ")");
+    const std::string run =
+        fmt::format("{} batches x {} runs, {:.0f} samples/s", c.batches, c.runs, c.f.samples_per_s);
+    if (holds(*confirmed_))
       return fmt::format(
-          "no setting reaches {} busy on this machine; the best, {}, keeps the "
-          "device {} busy in the confirming run; {}.{}",
-          fraction(target_), label(c.s), fraction(k.f.busy), limit_text(c), host);
-    }
-    return fmt::format("{} {} in a short trial (gpu_busy {}), not confirmed by a longer run{}.{}",
-                       label(c.s), holds(*chosen_) ? "held the target" : "was the best",
-                       fraction(c.f.busy), holds(*chosen_) ? "" : "; " + limit_text(c), host);
+          "{} keeps the device {} busy (target {}) in the confirming run ({}){}{}.{}", label(c.s),
+          busy_text(c.f.busy), target_text(), run, why_not_fewer, others, host);
+    std::string trial_busy;
+    for (const auto& t : trials_)
+      if (t.phase == "search" && t.s == c.s && t.f.measured)
+        trial_busy = fmt::format("; its short trial: {}", busy_text(t.f.busy));
+    return fmt::format(
+        "no setting held the target {} in a confirming run; the best confirmed, {}, keeps the "
+        "device {} busy ({}{}){}; {}.{}",
+        target_text(), label(c.s), busy_text(c.f.busy), run, trial_busy, others, limit_text(c),
+        host);
   }
 
   [[nodiscard]] json inputs() const {
@@ -655,8 +784,8 @@ class loader_tuner {
       if (baseline_ == i) t.baseline = shown;
       t.trials.push_back(std::move(out));
     }
-    t.goal_met = confirmed_ && holds(*confirmed_);
-    if (chosen_) t.answer = answer(trials_[*chosen_].s);
+    t.goal_met = goal_met();
+    if (const auto a = answer_trial()) t.answer = answer(trials_[*a].s);
     t.verdict = verdict();
     t.chart_metric = "gpu_busy";
     t.chart_unit = "fraction";
@@ -710,7 +839,12 @@ void check_loader_request(const loader_request& rq) {
     throw input_error(
         {}, "--target-busy",
         fmt::format("expected a fraction above 0 and at most 1, got {}", rq.target_busy));
-  if (rq.batch_size == 0) throw input_error({}, "--batch-size", "expected at least 1");
+  if (rq.batch_size == 0 || rq.batch_size > 1'000'000)
+    throw input_error({}, "--batch-size",
+                      fmt::format("expected 1 to 1000000 samples, got {}", rq.batch_size));
+  if (rq.max_workers > 256)
+    throw input_error({}, "--max-workers",
+                      fmt::format("expected 0 (the cores) to 256, got {}", rq.max_workers));
   if (images) (void)image::scan_image_folder(rq.images, 1, {}, "--images");
 }
 

@@ -27,6 +27,16 @@ struct loader_request {
 /// JPEGs, a step time of 0, a target outside (0, 1].
 void check_loader_request(const loader_request& request);
 
+/// gpu_busy in steady state, from a run's whole-run figure: the loader kind's gpu_busy counts the
+/// device idle while the first batch is built (once per iter(DataLoader), i.e. once per epoch
+/// with persistent_workers=True, while a trial is a few dozen steps), and the batches ready when
+/// it arrives (one per worker, built side by side during that wait; 1 without workers) are
+/// consumed at the step's pace, faster than the workers can sustain. Both are taken out:
+/// (steps - ready) x compute / (span - first batch - ready x compute), span = steps x compute /
+/// run_busy; never below run_busy, never above 1.
+[[nodiscard]] double steady_gpu_busy(double run_busy, double steps, double compute_ns,
+                                     double first_batch_ns, double ready_at_first);
+
 /// The result: every trial a case, the confirming run a case, and the `tune` block.
 [[nodiscard]] result::run_result tune_loader(const loader_request& request, const session& s);
 

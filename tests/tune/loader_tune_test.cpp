@@ -18,6 +18,7 @@
 #include "result/result_io.hpp"
 #include "scratch_dir.hpp"
 #include "support.hpp"
+#include "tune/loader_tune.hpp"
 
 namespace fs = std::filesystem;
 
@@ -65,7 +66,24 @@ void check_trials_name_cases(const pinbench::result::run_result& r) {
   CHECK(t.trials[*t.baseline].label == "num_workers=0, pin_memory=False");
   CHECK(t.question == "loader");
   CHECK(t.chart_metric == "gpu_busy");
-  CHECK(t.answer.rfind("loader = DataLoader(ds, batch_size=", 0) == 0);
+  // A missed goal is said on the answer's first line, so that its code is never taken for a met
+  // one.
+  const std::string code_line = t.goal_met ? t.answer : t.answer.substr(t.answer.find('\n') + 1);
+  if (!t.goal_met) CHECK(t.answer.rfind("# best found, does not hold the target: ", 0) == 0);
+  CHECK(code_line.rfind("loader = DataLoader(ds, batch_size=", 0) == 0);
+  // A trial with workers is long enough that what they hold (workers x prefetch) is a small part.
+  for (const auto& trial : t.trials) {
+    const int w = workers_in(trial.label);
+    if (w == 0 || trial.phase != "search") continue;
+    std::smatch m;
+    static const std::regex prefetch_re("prefetch_factor=([0-9]+)");
+    REQUIRE(std::regex_search(trial.label, m, prefetch_re));
+    const auto runs = std::find_if(trial.cells.begin(), trial.cells.end(),
+                                   [](const auto& cell) { return cell.first == "batches x runs"; });
+    REQUIRE(runs != trial.cells.end());
+    INFO(trial.label << ": " << runs->second);
+    CHECK(std::stoi(runs->second) >= 4 * w * std::stoi(m[1]) + 8);
+  }
   CHECK(workers_in(t.answer) == workers_in(t.trials[*t.chosen].label));
   CHECK(t.verdict.find("host backend") != std::string::npos);
   // goal_met: the confirming run held the target, and it is the chosen trial.
@@ -162,6 +180,8 @@ TEST_CASE("tune loader: bad inputs exit 2 with one line naming the option", "[tu
       {"--cpu-per-sample 1ms --step-time 10ms --target-busy 1.5", "--target-busy"},
       {"--cpu-per-sample soon --step-time 10ms", "--cpu-per-sample"},
       {"--cpu-per-sample 1ms --step-time 10ms --budget 0", "--budget"},
+      {"--cpu-per-sample 1ms --step-time 10ms --max-workers 300", "--max-workers"},
+      {"--cpu-per-sample 1ms --step-time 10ms --batch-size 0", "--batch-size"},
   };
   for (const auto& [args, option] : cases) {
     INFO(args);
@@ -171,8 +191,28 @@ TEST_CASE("tune loader: bad inputs exit 2 with one line naming the option", "[tu
     CHECK(o.code == 2);
     CHECK(pinbench::testing::line_count(o.err) == 1);
     CHECK(o.err.find(option) != std::string::npos);
+    CHECK(o.err.find("not in range") == std::string::npos);  // our wording, not the parser's
     CHECK(o.out.empty());
   }
+}
+
+TEST_CASE("tune loader: steady gpu_busy leaves out the first batch and what was ready with it",
+          "[tune][loader]") {
+  using pinbench::tune::steady_gpu_busy;
+  // 8 workers on 2 cores, a batch 128 ms of CPU (15.625 batches/s at most), a 20 ms step: the
+  // first batch after 512 ms with 8 ready, consumed in 160 ms, then 20 more at 15.625/s.
+  const double compute = 20e6, first = 512e6, steps = 28;
+  const double span = first + 8 * compute + 20 / 15.625 * 1e9;
+  const double run_busy = steps * compute / span;
+  const double sustained = 15.625 * compute / 1e9;  // 0.3125
+  CHECK(steady_gpu_busy(run_busy, steps, compute, first, 8) == Approx(sustained));
+  // Leaving out only the first batch's wait would claim more than the workers sustain.
+  CHECK(steady_gpu_busy(run_busy, steps, compute, first, 1) > sustained + 0.05);
+  // Never below the whole run, never above 1, and unchanged where nothing can be left out.
+  CHECK(steady_gpu_busy(0.99, 100, compute, 1e6, 4) <= 1.0);
+  CHECK(steady_gpu_busy(0.5, 100, compute, 0, 1) >= 0.5);
+  CHECK(steady_gpu_busy(0.4, 1, compute, first, 8) == 0.4);
+  CHECK(steady_gpu_busy(0.4, 28, 0, first, 8) == 0.4);
 }
 
 TEST_CASE("tune loader: a folder of the user's JPEGs, decoded and augmented",
@@ -211,4 +251,31 @@ TEST_CASE("tune loader: a folder of the user's JPEGs, decoded and augmented",
   CHECK(c.extra.at("images").at("generated") == false);
   CHECK(c.extra.at("images").at("dir") == photos.string());
   CHECK(c.params.at("dataset").at("source") == "jpeg");
+}
+
+TEST_CASE("tune loader: --out inside the --images folder is refused before anything runs",
+          "[tune][loader][image]") {
+  const pinbench::testing::scratch_dir dir("tune-loader-out-in-images");
+  const fs::path photos = dir.path() / "photos";
+  fs::create_directories(photos / "cat");
+  const fs::path jpeg = photos / "cat" / "img_0.jpg";
+  const auto bytes = pinbench::image::encode_jpeg(pinbench::image::synthesize_image(32, 24, 1), 90);
+  pinbench::testing::write_binary(jpeg, bytes);
+  // The JPEG itself, a new file in the folder, the folder itself, and the same through "..".
+  const std::vector<std::string> outs = {jpeg.string(), (photos / "tune.json").string(),
+                                         photos.string(),
+                                         (photos / "cat" / ".." / "cat" / "img_0.jpg").string()};
+  for (const auto& out : outs) {
+    INFO(out);
+    const auto o = run_cli_in_process({"tune", "loader", "--images", photos.string(), "--step-time",
+                                       "5ms", "--backend", "host", "--budget", "2s", "--out", out},
+                                      dir.path());
+    CHECK(o.code == 2);
+    CHECK(pinbench::testing::line_count(o.err) == 1);
+    CHECK(o.err.find("--out") != std::string::npos);
+    CHECK(o.err.find("--images") != std::string::npos);
+    CHECK(o.out.empty());
+  }
+  CHECK(pinbench::testing::read_binary(jpeg) == bytes);
+  CHECK(!fs::exists(photos / "tune.json"));
 }
