@@ -456,6 +456,56 @@ std::string environment_mismatch(const result::run_result& base, const result::r
   return out;
 }
 
+std::vector<std::string> tune_notes(const result::run_result& base,
+                                    const result::run_result& current,
+                                    const std::string& base_label,
+                                    const std::string& current_label) {
+  if (!base.tune && !current.tune) return {};
+  if (!base.tune || !current.tune)
+    return {fmt::format("only {} is a pinbench tune result: its answer has nothing to be "
+                        "compared with",
+                        base.tune ? base_label : current_label)};
+  const auto& b = *base.tune;
+  const auto& c = *current.tune;
+  if (b.question != c.question)
+    return {fmt::format("{} answers tune {}, {} tune {}: different questions", base_label,
+                        b.question, current_label, c.question)};
+  // The setting an answer gives: its first line of code, without the comment that carries
+  // measured figures; an answer that is a comment alone (nothing found) is taken whole.
+  const auto first_line = [](const std::string& text) {
+    std::size_t at = 0;
+    while (at < text.size()) {
+      const std::size_t end = std::min(text.find('\n', at), text.size());
+      const std::string line = text.substr(at, end - at);
+      if (!line.empty() && line.front() != '#') return line.substr(0, line.find("   #"));
+      at = end + 1;
+    }
+    return text.substr(0, text.find('\n'));
+  };
+  std::vector<std::string> notes;
+  if (first_line(b.answer) == first_line(c.answer))
+    notes.push_back(fmt::format("tune {}: the same answer on both sides: {}", b.question,
+                                first_line(c.answer)));
+  else
+    notes.push_back(fmt::format("tune {}: the answer changed: {}: {} | {}: {}", b.question,
+                                base_label, first_line(b.answer), current_label,
+                                first_line(c.answer)));
+  if (b.goal_met != c.goal_met)
+    notes.push_back(fmt::format("tune {}: the goal is met in {} only", b.question,
+                                b.goal_met ? base_label : current_label));
+  // Asked differently (a capacity, a target): the answers are not about the same thing.
+  static const std::vector<std::string> run_facts = {"jobs",  "replays", "notes",
+                                                     "trace", "images",  "capacity_from"};
+  for (const auto& [key, value] : c.inputs.items()) {
+    if (std::find(run_facts.begin(), run_facts.end(), key) != run_facts.end()) continue;
+    if (!b.inputs.contains(key) || b.inputs.at(key) == value) continue;
+    notes.push_back(fmt::format("tune {}: asked with a different {}: {} in {}, {} in {}",
+                                b.question, key, b.inputs.at(key).dump(), base_label,
+                                value.dump(), current_label));
+  }
+  return notes;
+}
+
 comparison compare(const result::run_result& base, const result::run_result& current,
                    const options& opts, const std::string& base_label,
                    const std::string& current_label) {
@@ -472,6 +522,7 @@ comparison compare(const result::run_result& base, const result::run_result& cur
     out.warnings.push_back("compared across environments (--allow-env-mismatch): " +
                            out.env_mismatch);
   }
+  out.tune_notes = tune_notes(base, current, base_label, current_label);
   if (base.interrupted) out.warnings.push_back(base_label + " was interrupted: it may lack cases");
   if (current.interrupted)
     out.warnings.push_back(current_label + " was interrupted: it may lack cases");

@@ -110,6 +110,9 @@ struct comparison {
   std::vector<row> rows;
   std::vector<unpaired> only_in_base, only_in_current;
   std::vector<std::string> warnings;
+  /// Two `pinbench tune` results: what their answers say side by side (the answer changed or
+  /// held, the goal met on each side, what was asked differently); empty otherwise.
+  std::vector<std::string> tune_notes;
 
   [[nodiscard]] std::size_t count(verdict v, bool gated_only = true) const;
   /// Rows that count for the exit code.
@@ -128,6 +131,12 @@ struct comparison {
 /// devices (by UUID when both have one, else by name).
 [[nodiscard]] std::string environment_mismatch(const result::run_result& base,
                                                const result::run_result& current);
+
+/// What two tune results' answers say side by side (comparison::tune_notes).
+[[nodiscard]] std::vector<std::string> tune_notes(const result::run_result& base,
+                                                  const result::run_result& current,
+                                                  const std::string& base_label,
+                                                  const std::string& current_label);
 
 /// Compares `current` with `base`. Throws incomparable_error when the environments differ and
 /// `allow_env_mismatch` is off, input_error for a case id repeated within one scenario.

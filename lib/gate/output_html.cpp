@@ -98,6 +98,8 @@ std::string header(const comparison& c) {
                      escape(detail::method_text(c.settings)));
   for (const auto& w : c.warnings)
     out += fmt::format("<p class=\"warning\" role=\"note\">warning: {}</p>\n", escape(w));
+  for (const auto& n : c.tune_notes)
+    out += fmt::format("<p class=\"verdict\">tune: {}</p>\n", escape(n));
   return out + "</header>\n";
 }
 

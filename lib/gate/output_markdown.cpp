@@ -72,6 +72,10 @@ std::string to_markdown(const comparison& c) {
     out += "\n";
     for (const auto& w : c.warnings) out += "> warning: " + markdown_cell(w) + "\n";
   }
+  if (!c.tune_notes.empty()) {
+    out += "\n";
+    for (const auto& n : c.tune_notes) out += "> tune: " + markdown_cell(n) + "\n";
+  }
 
   std::vector<const row*> attention, all;
   for (const auto& r : c.rows) {

@@ -213,6 +213,22 @@ TEST_CASE("tune allocator: a search cut by its budget says so, never 'no setting
   CHECK(answer.find("--budget") != std::string::npos);
 }
 
+TEST_CASE("tune allocator: compare says whether two tunes' answers agree", "[tune][gate]") {
+  const scratch_dir dir("tune-alloc-compare");
+  const auto a = (dir.path() / "a.json").string(), b = (dir.path() / "b.json").string();
+  for (const auto& [out, capacity] : {std::pair{a, "1200MiB"}, std::pair{b, "1000MiB"}})
+    (void)run_cli_in_process({"tune", "allocator", fragmentation_trace(), "--capacity", capacity,
+                              "--backend", "host", "-q", "--out", out},
+                             dir.path());
+  const auto same = run_cli_in_process({"compare", a, a}, dir.path());
+  CHECK(same.out.find("tune: tune allocator: the same answer on both sides: export "
+                      "PYTORCH_CUDA_ALLOC_CONF=") != std::string::npos);
+  const auto changed = run_cli_in_process({"compare", a, b}, dir.path());
+  CHECK(changed.out.find("tune: tune allocator: the answer changed") != std::string::npos);
+  CHECK(changed.out.find("the goal is met in " + a + " only") != std::string::npos);
+  CHECK(changed.out.find("asked with a different capacity:") != std::string::npos);
+}
+
 TEST_CASE("tune allocator: --format json prints the result document", "[tune]") {
   const scratch_dir dir("tune-alloc-json");
   const auto tuned = run_cli_in_process({"tune", "allocator", fragmentation_trace(), "--capacity",
