@@ -510,8 +510,9 @@ class loader_tuner {
   }
 
   // The best confirming run: one that holds the target over one that does not, then the
-  // busiest (within the tie, the fewest workers); more workers than cores only where they
-  // clearly beat the best at the cores.
+  // busiest (within the tie, the fewest workers); more workers than cores only where they hold
+  // the target and the best at the cores does not. Where nothing holds it, the CPU is the limit:
+  // workers past the cores then only take CPU from the training loop's own thread.
   void pick_confirmed() {
     const auto better = [&](std::size_t i, std::size_t j) {
       if (holds(i) != holds(j)) return holds(i);
@@ -529,9 +530,7 @@ class loader_tuner {
         best_at_cores = i;
     }
     if (best && best_at_cores && best != best_at_cores) {
-      const bool clearly =
-          (holds(*best) && !holds(*best_at_cores)) || busy(*best) > busy(*best_at_cores) + busy_tie;
-      if (!clearly) best = best_at_cores;
+      if (!(holds(*best) && !holds(*best_at_cores))) best = best_at_cores;
     }
     confirmed_ = best;
   }
