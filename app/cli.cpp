@@ -59,6 +59,8 @@ int run_cli(int argc, char** argv) {
   add(add_compare);
   add(add_report);
   add(add_tune);
+  add(add_export);
+  add(add_check);
 
   try {
     cli.parse(argc, argv);

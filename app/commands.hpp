@@ -17,6 +17,8 @@ runner add_info(CLI::App& app);
 runner add_compare(CLI::App& app);  ///< app/cmd_compare.cpp
 runner add_report(CLI::App& app);   ///< app/cmd_report.cpp
 runner add_tune(CLI::App& app);     ///< app/cmd_tune.cpp
+runner add_export(CLI::App& app);   ///< app/cmd_export.cpp
+runner add_check(CLI::App& app);    ///< app/cmd_check.cpp
 
 /// Parses argv (argv[0] the program), runs the subcommand and returns the exit code; every error
 /// is one line on stderr. What `main` does, callable in-process by tests.

@@ -36,6 +36,29 @@ std::string cpu_model() {
   return fallback.empty() ? std::string("unknown CPU") : fallback;
 }
 
+// cpufreq's cpuinfo_max_freq (kHz) of CPU 0, else the first "cpu MHz" of /proc/cpuinfo (a VM's
+// nominal clock; other architectures may have neither).
+std::optional<double> cpu_mhz() {
+  {
+    std::ifstream in("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
+    double khz = 0;
+    if (in >> khz && khz > 0) return khz / 1000;
+  }
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos || trim(std::string_view(line).substr(0, colon)) != "cpu MHz")
+      continue;
+    char* end = nullptr;
+    const std::string value(trim(std::string_view(line).substr(colon + 1)));
+    const double mhz = std::strtod(value.c_str(), &end);
+    if (end != value.c_str() && mhz > 0) return mhz;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 // MemTotal and MemAvailable, in bytes ("MemTotal:  24568812 kB").
 void read_meminfo(host_info& h) {
   std::ifstream in("/proc/meminfo");
@@ -76,6 +99,7 @@ bool detect_container() {
 host_info read_host_info() {
   host_info h;
   h.cpu = cpu_model();
+  h.cpu_mhz = cpu_mhz();
   const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
   h.cores = online > 0 ? static_cast<unsigned>(online) : 1u;
   read_meminfo(h);
@@ -125,6 +149,7 @@ void to_json(nlohmann::json& j, const host_info& h) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };
   j = nlohmann::json{{"cpu", h.cpu},
+                     {"cpu_mhz", h.cpu_mhz ? nlohmann::json(*h.cpu_mhz) : nlohmann::json(nullptr)},
                      {"cores", h.cores},
                      {"memory_bytes", h.memory_bytes},
                      {"available_bytes", h.available_bytes},

@@ -11,6 +11,9 @@ namespace pinbench {
 
 struct host_info {
   std::string cpu;             ///< model name from /proc/cpuinfo
+  /// The CPU's clock in MHz, as Google Benchmark's context reports it: cpufreq's maximum where
+  /// the kernel has one, else the first "cpu MHz" of /proc/cpuinfo; nullopt where neither is.
+  std::optional<double> cpu_mhz;
   unsigned cores = 0;          ///< online logical CPUs
   std::uint64_t memory_bytes = 0;
   std::uint64_t available_bytes = 0;  ///< MemAvailable
@@ -31,7 +34,7 @@ struct process_info {
 };
 [[nodiscard]] process_info read_process_info();
 
-/// `environment.host` block: cpu, cores, memory_bytes, hostname, os, memlock_limit_bytes
+/// `environment.host` block: cpu, cpu_mhz (null = unknown), cores, memory_bytes, hostname, os, memlock_limit_bytes
 /// (null = unlimited), shm_bytes.
 void to_json(nlohmann::json& j, const host_info& h);
 

@@ -42,21 +42,10 @@ bool constant(const std::vector<double>& v) {
   return std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); });
 }
 
-std::string backend_of(const result::run_result& r) {
-  if (!r.backend.empty()) return r.backend;
-  if (r.environment.is_object()) {
-    const auto it = r.environment.find("backend");
-    if (it != r.environment.end() && it->is_string()) return it->get<std::string>();
-  }
-  return {};
-}
+std::string backend_of(const result::run_result& r) { return r.backend_name(); }
 
 std::string device_field(const result::run_result& r, const char* key) {
-  if (!r.environment.is_object()) return {};
-  const auto dev = r.environment.find("device");
-  if (dev == r.environment.end() || !dev->is_object()) return {};
-  const auto it = dev->find(key);
-  return it != dev->end() && it->is_string() ? it->get<std::string>() : std::string();
+  return r.environment_text({"device", key});
 }
 
 endpoint describe(const result::run_result& r, const std::string& label) {

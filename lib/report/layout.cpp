@@ -152,10 +152,7 @@ grid scenario_grid(const result::scenario_result& s, std::size_t message_limit) 
   return g;
 }
 
-std::string backend_name(const result::run_result& r) {
-  if (!r.backend.empty()) return r.backend;
-  return text_at(r.environment, {"backend"});
-}
+std::string backend_name(const result::run_result& r) { return r.backend_name(); }
 
 std::string header_line(const result::run_result& r) {
   std::vector<std::string> parts;
@@ -333,3 +330,11 @@ std::string footer_line(const result::run_result& r) {
 }
 
 }  // namespace pinbench::report::detail
+
+namespace pinbench::report {
+
+std::vector<std::string> headline_metrics(const result::scenario_result& s) {
+  return detail::shown_metrics(s);
+}
+
+}  // namespace pinbench::report

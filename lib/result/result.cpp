@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/json_path.hpp"
 #include "core/text.hpp"
 
 namespace pinbench::result {
@@ -122,6 +123,15 @@ metric& case_result::add(std::string name, std::string unit, direction better) {
   m.better = better;
   metrics.push_back(std::move(m));
   return metrics.back();
+}
+
+std::string run_result::backend_name() const {
+  return backend.empty() ? environment_text({"backend"}) : backend;
+}
+
+std::string run_result::environment_text(std::initializer_list<const char*> keys) const {
+  const nlohmann::json* v = find_path(environment, keys);
+  return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
 }
 
 bool run_result::any_failed() const {

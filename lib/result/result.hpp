@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -115,6 +116,11 @@ struct run_result {
   std::vector<scenario_result> scenarios;
 
   [[nodiscard]] bool any_failed() const;
+  /// The backend: `backend`, else environment.backend ("" when neither says).
+  [[nodiscard]] std::string backend_name() const;
+  /// A string of the environment block at `keys` (environment.device.name, .host.hostname);
+  /// "" where it is missing or not a string.
+  [[nodiscard]] std::string environment_text(std::initializer_list<const char*> keys) const;
 };
 
 /// The case id without the "rank=N," a launched run puts in front ("default" stays "default").

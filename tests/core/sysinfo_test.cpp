@@ -17,6 +17,7 @@ TEST_CASE("read_host_info reports this machine", "[core][sysinfo]") {
   CHECK(h.cores == static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN)));
   CHECK(h.memory_bytes > 0);
   CHECK(h.available_bytes <= h.memory_bytes);
+  if (h.cpu_mhz) CHECK(*h.cpu_mhz > 0);  // absent on some architectures and VMs
   CHECK_FALSE(h.hostname.empty());
   CHECK(h.os.rfind("Linux ", 0) == 0);
 
@@ -57,5 +58,8 @@ TEST_CASE("host_info serialises with null for unlimited and absent", "[core][sys
   CHECK(j.at("memlock_hard_limit_bytes").is_null());
   CHECK(j.at("shm_bytes").is_null());
   CHECK(j.at("in_container") == true);
-  CHECK(j.size() == 10);
+  CHECK(j.at("cpu_mhz").is_null());  // not known
+  CHECK(j.size() == 11);
+  h.cpu_mhz = 2095.993;
+  CHECK(nlohmann::json(h).at("cpu_mhz") == 2095.993);
 }
