@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 namespace pinbench {
 
 /// Deepest nesting of arrays and objects accepted. Scenario files nest 3 or 4 levels, results
@@ -34,5 +36,11 @@ void check_json_depth(std::string_view text, const std::string& file,
 /// second occurrence's. Keys are compared as decoded ("a" and "\u0061" are the same key).
 /// `text` must be valid JSON (run it after a successful parse); linear in its length.
 void check_duplicate_keys(std::string_view text, const std::string& file);
+
+/// A whole JSON document read from `path` (a FIFO is read as far as its writers write), with
+/// every check above: over `max_bytes`, too deep, not JSON ("line L, column C: ..."), or a key
+/// twice is an input_error naming the file. Members keep the file's order.
+[[nodiscard]] nlohmann::ordered_json read_json_document(const std::string& path,
+                                                        std::uint64_t max_bytes);
 
 }  // namespace pinbench

@@ -1,5 +1,7 @@
 #include "core/text.hpp"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -181,6 +183,20 @@ std::string truncate(std::string_view s, std::size_t limit) {
 std::string exact_number(double v) {
   // fmt's shortest representation reads back to the same double.
   return std::isfinite(v) ? fmt::format("{}", v) : std::string();
+}
+
+bool glob_match(const std::string& pattern, const std::string& text) noexcept {
+  return ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+}
+
+std::string glob_quote(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    if (c == '*' || c == '?' || c == '[' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
 }
 
 }  // namespace pinbench

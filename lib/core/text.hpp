@@ -47,6 +47,14 @@ namespace pinbench {
 /// is escaped, as a table cell needs (GitHub removes the backslash before the span is read).
 [[nodiscard]] std::string markdown_code(std::string_view text, bool in_table);
 
+/// Whether `text` matches the shell pattern `pattern` (fnmatch: `*`, `?`, `[...]`, a backslash
+/// quoting the next character; `*` also matches `/`). A pattern without those is an exact name.
+[[nodiscard]] bool glob_match(const std::string& pattern, const std::string& text) noexcept;
+
+/// `text` as a pattern that glob_match() matches against `text` alone: `*`, `?`, `[` and `\`
+/// quoted with a backslash.
+[[nodiscard]] std::string glob_quote(std::string_view text);
+
 /// ANSI terminal styles for tables shown on a terminal.
 /// Columns a string takes in a terminal: UTF-8 code points (pinbench prints no wide glyphs).
 [[nodiscard]] std::size_t display_width(std::string_view s) noexcept;

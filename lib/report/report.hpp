@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "result/result.hpp"
 
@@ -26,6 +27,10 @@ namespace pinbench::report {
 /// description in kinds/) and its table. Every text from the result is escaped. Deterministic: the same result gives the
 /// same page.
 [[nodiscard]] std::string to_html(const result::run_result& r);
+
+/// The metrics a scenario's table shows, in order: its kind's headline metrics (those some
+/// case has), or every metric for a kind without them. What `check --init` references.
+[[nodiscard]] std::vector<std::string> headline_metrics(const result::scenario_result& s);
 
 /// A `pinbench tune` result as the terminal shows it: the backend, the trials ranked (the
 /// tuner's columns), the chosen one marked, the verdict and the answer to paste. A result
