@@ -10,7 +10,7 @@
 #                                     the budgets and the file count anywhere
 #
 # Steps, each under its own budget (SIGINT at the budget: pinbench keeps what it measured):
-#   env 15 s | GPU tests 90 | transfer 70 | allocator 45 | loader 55 | loader-peer pinned 15 |
+#   env 15 s | GPU tests 90 | transfer 70 | references (check, export) 10 | allocator 45 | loader 55 | loader-peer pinned 15 |
 #   multi (collective, data-parallel) 20 | torch transfer peer 55 | torch DataLoader peer 35
 #   (then the summary, ~5 s)
 # A failing step does not stop the others.
@@ -114,6 +114,15 @@ step_torch_peer() {
   # exec: the peer itself gets run_step's SIGTERM at the budget and writes what it measured
   # before the step ends (a bash in between would die at once and the merge would not wait).
   PYTHONUNBUFFERED=1 exec python3 "$root/scripts/peer/$script.py" "$@"
+}
+
+# The transfer result judged against references frozen from itself (it must pass: the device's
+# name selects them), then exported for the trackers; nothing measured, a few seconds.
+step_references() {
+  [[ -f "$work/transfer.json" ]] || { echo "skipped: the transfer step wrote no result"; return 77; }
+  "$PINBENCH" check --init "$work/transfer.json" --out "$work/refs.json" &&
+    "$PINBENCH" check "$work/transfer.json" --reference "$work/refs.json" &&
+    "$PINBENCH" export "$work/transfer.json" --format google-benchmark --out "$work/gbench.json"
 }
 
 if [[ ${1:-} == __step ]]; then
@@ -221,6 +230,7 @@ builtins() { grep -Eo "builtin:$1-[A-Za-z0-9_-]+" <<<"$listing" | tr '\n' ' '; }
 # shellcheck disable=SC2046  # one word per scenario
 run_step transfer 70 "$PINBENCH" run --backend "$backend" $(builtins transfer) \
   "${transfer_sampling[@]}" --discard-on-throttle --out "$work/transfer.json"
+run_step references 10 "$0" __step references
 # shellcheck disable=SC2046
 run_step allocator 45 "$PINBENCH" run --backend "$backend" $(builtins allocator) \
   "${allocator_sampling[@]}" --out "$work/allocator.json"
