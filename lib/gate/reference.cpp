@@ -218,6 +218,7 @@ std::vector<double> round_medians(const result::metric& m) {
     if (std::isfinite(m.samples[i])) by_round[m.rounds[i]].push_back(m.samples[i]);
   if (by_round.size() < 2) return {};
   std::vector<double> out;
+  out.reserve(by_round.size());
   for (auto& [round, values] : by_round) out.push_back(summarize(values).median);
   return out;
 }

@@ -125,6 +125,7 @@ std::string to_table(const reference_report& rep, bool color) {
   by_scenario(rep, [&](const std::string& scenario,
                        const std::vector<const reference_check*>& rows) {
     std::vector<std::size_t> widths;
+    widths.reserve(check_headers.size());
     for (const auto& h : check_headers) widths.push_back(display_width(h));
     std::vector<std::vector<std::string>> cells;
     for (const auto* c : rows) {

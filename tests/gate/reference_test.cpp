@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -52,11 +53,14 @@ result::run_result node_run(double slowdown = 1) {
       "cuda", "NVIDIA H200", "GPU-1");
 }
 
-ordered_json refs_doc(ordered_json references, ordered_json select = {{"device", "NVIDIA H*"}}) {
+// The references as a vector: a braced `{one_json}` would be a copy under clang (CWG 2137)
+// and an array under g++.
+ordered_json refs_doc(const std::vector<ordered_json>& references,
+                      ordered_json select = {{"device", "NVIDIA H*"}}) {
   return {{"schema", "pinbench.references/1"},
           {"systems", ordered_json::array({{{"name", "h-nodes"},
                                             {"select", std::move(select)},
-                                            {"references", std::move(references)}}})}};
+                                            {"references", ordered_json(references)}}})}};
 }
 
 ordered_json ref(std::string scenario, std::string case_pattern, std::string metric, double value,
@@ -100,7 +104,7 @@ TEST_CASE("check: a malformed REFS file is refused with its JSON path", "[gate][
         "\"host\"");
   CHECK(refusal(refs_doc({good}, {{"backend", "rocm"}})) ==
         "refs.json: systems[0].select.backend: expected \"cuda\" or \"host\", got \"rocm\"");
-  CHECK(refusal(refs_doc(ordered_json::array()))
+  CHECK(refusal(refs_doc({}))
             .starts_with("refs.json: systems[0].references: expected a non-empty array"));
   auto bad = good;
   bad["value"] = "25";
