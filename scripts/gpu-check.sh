@@ -205,6 +205,12 @@ run_step() {
     0) status=passed ;;
     77) status="skipped: $(grep -m1 -o 'skipped: .*' "$work/$name.why" 2>/dev/null | cut -c10- || true)" ;;
     124 | 137) status="budget reached: partial result kept" ;;
+    # tune's exit 1 is an answer (no setting held the target), its result written.
+    1) if [[ $name == tune-* && -s "$work/$name.json" ]]; then
+         status="answered: no setting held the target (exit 1)"
+       else
+         status="FAILED (exit $rc)"; failed=1
+       fi ;;
     *) status="FAILED (exit $rc)"; failed=1 ;;
   esac
   [[ $status == "skipped: " ]] && status="skipped"

@@ -136,10 +136,7 @@ void jpeg_source::produce(std::uint64_t index, std::byte* out, std::uint64_t& ch
     checksum = 0;
     cost.decode_ns = now_ns() - t1;
     cost.skipped = true;
-    skipped_.fetch_add(1);
-    std::lock_guard lock(skipped_mutex_);
-    if (skipped_files_.size() < skipped_files_kept)
-      skipped_files_.push_back(fmt::format("{}: {}", entry.path.string(), reason));
+    count_skip(entry, reason);
     return;
   }
   const std::int64_t t2 = now_ns();
@@ -152,6 +149,17 @@ void jpeg_source::produce(std::uint64_t index, std::byte* out, std::uint64_t& ch
   image::resize_to_tensor(s.decoded, box, spec_.crop, flip, spec_.format, out, s.resize);
   cost.augment_ns = now_ns() - t2;
   checksum = sample_fingerprint(out, sample_bytes(), index);
+}
+
+void jpeg_source::count_skip(const image::image_entry& entry, const std::string& reason) const {
+  skipped_.fetch_add(1);
+  std::lock_guard lock(skipped_mutex_);
+  if (skipped_files_.size() < skipped_files_kept)
+    skipped_files_.push_back(fmt::format("{}: {}", entry.path.string(), reason));
+}
+
+void jpeg_source::count_skip_in_worker(std::uint64_t index) const {
+  count_skip(file_for(index), "does not decode (skipped in a worker process)");
 }
 
 std::vector<std::string> jpeg_source::skipped_files() const {

@@ -37,8 +37,11 @@ class jpeg_source {
   /// Files skipped as corrupt so far, and the first few of their paths with the reason.
   [[nodiscard]] std::uint64_t skipped() const noexcept { return skipped_.load(); }
   [[nodiscard]] std::vector<std::string> skipped_files() const;
+  /// Counts sample `index` as skipped by a worker process (whose own counters stay in it).
+  void count_skip_in_worker(std::uint64_t index) const;
 
  private:
+  void count_skip(const image::image_entry& entry, const std::string& reason) const;
   const image::image_entry& file_for(std::uint64_t index) const noexcept;
 
   jpeg_spec spec_;

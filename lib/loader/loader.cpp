@@ -1,8 +1,12 @@
 #include "loader/loader.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -11,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -52,6 +57,19 @@ std::vector<std::vector<std::uint64_t>> epoch_batches(std::uint64_t samples,
   return out;
 }
 
+void collate_batch(const dataset& data, const std::vector<std::uint64_t>& indices, std::byte* out,
+                   sample_cost* costs, const std::atomic<bool>* cancel) {
+  auto* headers = reinterpret_cast<sample_header*>(out);
+  std::byte* samples = out + indices.size() * sizeof(sample_header);
+  for (std::size_t j = 0; j < indices.size(); ++j) {
+    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) break;
+    sample_header h;
+    data.produce(indices[j], samples + j * data.sample_bytes(), h,
+                 costs == nullptr ? nullptr : costs + j);
+    std::memcpy(headers + j, &h, sizeof h);
+  }
+}
+
 namespace {
 
 // What travels from a worker (through the pin thread) to the consumer.
@@ -75,6 +93,7 @@ struct epoch::state {
   const std::vector<std::vector<std::uint64_t>> plan;
   const std::size_t bound;
   const std::size_t bytes_per_batch;
+  const std::uint64_t epoch_number;  // process workers: tasks carry it, replies are matched to it
 
   // Pageable batch buffers, reused within the epoch.
   std::mutex buffers_mutex;
@@ -97,10 +116,11 @@ struct epoch::state {
   std::vector<std::thread> workers;
   std::thread pin_thread;
 
-  state(const dataset& d, const loader_spec& s, std::uint64_t epoch_number, device::backend& b,
+  state(const dataset& d, const loader_spec& s, std::uint64_t number, device::backend& b,
         pinned_pool* p)
-      : data(d), spec(s), dev(b), pool(p), plan(epoch_batches(d.size(), s, epoch_number)),
-        bound(max_outstanding(s)), bytes_per_batch(batch_bytes(s.batch_size, d.sample_bytes())) {}
+      : data(d), spec(s), dev(b), pool(p), plan(epoch_batches(d.size(), s, number)),
+        bound(max_outstanding(s)), bytes_per_batch(batch_bytes(s.batch_size, d.sample_bytes())),
+        epoch_number(number) {}
 
   [[nodiscard]] bool threaded() const { return spec.num_workers > 0; }
   [[nodiscard]] bool pinning() const { return spec.pin_memory; }
@@ -136,17 +156,9 @@ struct epoch::state {
     b.data = buffer(b.pageable_slot);
     b.bytes = batch_bytes(indices.size(), data.sample_bytes());
     const std::int64_t t0 = now_ns();
-    auto* headers = reinterpret_cast<sample_header*>(b.data);
-    std::byte* samples = b.data + indices.size() * sizeof(sample_header);
     if (data.jpeg() != nullptr) b.costs.resize(indices.size());
     try {
-      for (std::size_t j = 0; j < indices.size(); ++j) {
-        if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) break;
-        sample_header h;
-        data.produce(indices[j], samples + j * data.sample_bytes(), h,
-                     b.costs.empty() ? nullptr : &b.costs[j]);
-        std::memcpy(headers + j, &h, sizeof h);
-      }
+      collate_batch(data, indices, b.data, b.costs.empty() ? nullptr : b.costs.data(), cancel);
     } catch (...) {
       give_buffer(b.pageable_slot);
       throw;
@@ -160,11 +172,11 @@ struct epoch::state {
     const std::int64_t t0 = now_ns();
     pinned_lease lease = pool->acquire(b.bytes);
     std::memcpy(lease.data, b.data, b.bytes);
-    give_buffer(b.pageable_slot);
+    b.pin_ns = now_ns() - t0;  // the copy; giving back a segment is the IPC's cost, not the pin's
+    give_storage(b);
     b.lease = lease;
     b.data = lease.data;
     b.pinned = true;
-    b.pin_ns = now_ns() - t0;
   }
 
   // Gives back whatever storage a batch holds that no copy has read.
@@ -172,14 +184,34 @@ struct epoch::state {
     if (b.pinned)
       pool->discard(b.lease);
     else if (b.data != nullptr)
-      give_buffer(b.pageable_slot);
+      give_storage(b);
     b.data = nullptr;
   }
 
-  // Caller holds `mutex`. Round-robin over workers, as PyTorch's index queues.
+  // The unpinned storage a batch holds: its pageable buffer, or its worker's segment.
+  void give_storage(batch& b) {
+    if (b.mapped_bytes == 0) {
+      give_buffer(b.pageable_slot);
+      return;
+    }
+    unmap_segment(b.data, b.mapped_bytes);
+    shm_mapped.fetch_sub(b.mapped_bytes);
+    b.mapped_bytes = 0;
+  }
+
+  // Caller holds `mutex`. Round-robin over workers, as PyTorch's index queues; a process
+  // worker is sent its task at once (its socket holds them in order).
   void dispatch_locked() {
     while (outstanding < bound && next_task < plan.size()) {
-      tasks[next_worker].push_back(next_task++);
+      if (procs != nullptr) {
+        const int w = static_cast<int>(next_worker);
+        if (!procs->send_task(w, epoch_number, next_task) && !fatal)
+          fatal = fmt::format("worker {} (pid {}) is gone", w, procs->pid(w));
+        ++sent[next_worker];
+        ++next_task;
+      } else {
+        tasks[next_worker].push_back(next_task++);
+      }
       next_worker = (next_worker + 1) % tasks.size();
       ++outstanding;
       counters.max_outstanding_seen = std::max(counters.max_outstanding_seen, outstanding);
@@ -204,7 +236,18 @@ struct epoch::state {
     ready_cv.notify_all();
   }
 
+  // Caller holds `mutex`: one more worker is up at `at_ns`.
+  void worker_up_locked(std::int64_t at_ns) {
+    last_up_ns = std::max(last_up_ns, at_ns);
+    if (++workers_up == spec.num_workers) counters.worker_startup_ns = last_up_ns - start_ns;
+  }
+
   void worker_main(int w) {
+    {
+      const std::int64_t at = now_ns();
+      std::lock_guard lock(mutex);
+      worker_up_locked(at);
+    }
     for (;;) {
       std::uint64_t number = 0;
       {
@@ -228,6 +271,99 @@ struct epoch::state {
       }
       deliver(std::move(r));
     }
+  }
+
+  // Process workers: one thread receives from every worker's socket, maps each batch's segment
+  // and hands it on as a worker thread would; a worker's error travels as the batch's error, a
+  // worker's end fails the epoch (fatal) with how it ended.
+  void reader_main() {
+    const int n = procs->count();
+    std::vector<pollfd> fds(static_cast<std::size_t>(n) + 1);
+    for (int w = 0; w < n; ++w) fds[static_cast<std::size_t>(w)] = {procs->socket(w), POLLIN, 0};
+    fds.back() = {wake[0], POLLIN, 0};
+    for (;;) {
+      if (::poll(fds.data(), fds.size(), -1) < 0) {
+        if (errno == EINTR) continue;
+        return;
+      }
+      if (fds.back().revents != 0) return;
+      for (int w = 0; w < n; ++w) {
+        auto& p = fds[static_cast<std::size_t>(w)];
+        if (p.fd < 0 || p.revents == 0) continue;
+        if (!take_message(procs->receive(w))) p.fd = -1;  // gone: no more from this one
+      }
+    }
+  }
+
+  // One message from a worker; false when the worker is gone.
+  bool take_message(worker_message m) {
+    using kind = worker_message::kind;
+    if (m.what == kind::ready) {
+      std::lock_guard lock(mutex);
+      worker_up_locked(m.sent_at_ns);
+      return true;
+    }
+    if (m.what == kind::gone) {
+      std::lock_guard lock(mutex);
+      if (!fatal)
+        fatal = fmt::format("worker {} (pid {}) {}", m.worker, procs->pid(m.worker), m.text);
+      ready_cv.notify_all();
+      return false;
+    }
+    {
+      std::lock_guard lock(mutex);
+      ++received[static_cast<std::size_t>(m.worker)];
+    }
+    if (m.epoch != epoch_number) {  // an earlier epoch's, left by a persistent worker
+      unmap_segment(m.mapping, m.mapped_bytes);
+      return true;
+    }
+    result r;
+    r.b.number = m.number;
+    r.b.worker = m.worker;
+    if (m.what == kind::error) {
+      r.error_text = fmt::format("worker {}: {}", m.worker, m.text);
+      r.error = std::make_exception_ptr(loader_error(r.error_text));
+      deliver(std::move(r));
+      return true;
+    }
+    r.b.ipc_ns = now_ns() - m.sent_at_ns;
+    r.b.samples = m.samples;
+    r.b.bytes = m.bytes;
+    r.b.data = m.mapping;
+    r.b.mapped_bytes = m.mapped_bytes;
+    r.b.build_ns = m.build_ns;
+    if (data.jpeg() != nullptr) {
+      const auto* costs = reinterpret_cast<const sample_cost*>(m.mapping + m.bytes);
+      r.b.costs.assign(costs, costs + m.samples);
+      for (std::size_t j = 0; j < m.samples; ++j)
+        if (r.b.costs[j].skipped) data.jpeg()->count_skip_in_worker(r.b.headers()[j].index);
+    }
+    const std::uint64_t now_mapped = shm_mapped.fetch_add(m.mapped_bytes) + m.mapped_bytes;
+    std::uint64_t peak = shm_peak.load();
+    while (now_mapped > peak && !shm_peak.compare_exchange_weak(peak, now_mapped)) {
+    }
+    deliver(std::move(r));
+    return true;
+  }
+
+  // A persistent pool at the end of an epoch: the batches still coming for it are received
+  // and dropped, so that the next epoch starts with idle workers. False when that cannot be
+  // done in a bounded time (the pool is then not reused).
+  bool drain() {
+    for (int w = 0; w < procs->count(); ++w) {
+      const auto i = static_cast<std::size_t>(w);
+      while (received[i] < sent[i]) {
+        pollfd p{procs->socket(w), POLLIN, 0};
+        if (::poll(&p, 1, 10'000) <= 0) return false;
+        worker_message m = procs->receive(w);
+        if (m.what == worker_message::kind::gone) return false;
+        if (m.what == worker_message::kind::ready) continue;
+        unmap_segment(m.mapping, m.mapped_bytes);
+        ++received[i];
+      }
+    }
+    return true;
   }
 
   void pin_main() {
@@ -261,6 +397,20 @@ struct epoch::state {
 
   std::atomic<bool> stopping{false};
 
+  // Workers' start-up (both methods).
+  std::int64_t start_ns = 0, last_up_ns = 0;
+  int workers_up = 0;
+  // Process workers: the pool (owned, or kept across epochs), the reader thread and the pipe
+  // that wakes it to stop, tasks sent and replies received per worker, segments mapped here.
+  std::unique_ptr<process_workers> own_procs;
+  kept_workers* kept = nullptr;
+  process_workers* procs = nullptr;
+  std::thread reader;
+  int wake[2] = {-1, -1};
+  std::vector<std::uint64_t> sent, received;
+  std::optional<std::string> fatal;  // under `mutex`
+  std::atomic<std::uint64_t> shm_mapped{0}, shm_peak{0};
+
   // Shutdown at any point: stop the threads and give back every batch they or the consumer
   // hold (giving back a ring slot may be what a waiting pin thread needs to finish).
   ~state() {
@@ -282,13 +432,40 @@ struct epoch::state {
     ready_cv.notify_all();
     for (auto& b : drops) drop(b);
     for (auto& lease : held) pool->discard(lease);
+    if (reader.joinable()) {
+      const char one = 1;
+      (void)!::write(wake[1], &one, 1);
+      reader.join();
+    }
     for (auto& t : workers) t.join();
     if (pin_thread.joinable()) pin_thread.join();
+    // What the pin thread or the reader delivered while stopping.
+    for (auto& [number, r] : ready) drop(r.b);
+    for (auto& r : to_pin) drop(r.b);
+    stop_processes();
+    for (int& fd : wake)
+      if (fd >= 0) ::close(fd);
+  }
+
+  // Own workers stop with the epoch; kept ones stay when they are idle and whole.
+  void stop_processes() noexcept {
+    if (procs == nullptr) return;
+    if (kept != nullptr && kept->pool.get() == procs) {
+      bool reusable = !fatal && !procs->broken() && !interrupt_requested();
+      try {
+        reusable = reusable && drain();
+      } catch (...) {
+        reusable = false;
+      }
+      if (!reusable) kept->pool.reset();
+    }
+    own_procs.reset();
+    procs = nullptr;
   }
 };
 
 epoch::epoch(const dataset& data, const loader_spec& spec, std::uint64_t epoch_number,
-             device::backend& dev, pinned_pool* pool)
+             device::backend& dev, pinned_pool* pool, kept_workers* kept)
     : state_(std::make_unique<state>(data, spec, epoch_number, dev, pool)) {
   auto& s = *state_;
   if (spec.batch_size == 0) throw input_error("loader: batch_size must be at least 1");
@@ -297,15 +474,48 @@ epoch::epoch(const dataset& data, const loader_spec& spec, std::uint64_t epoch_n
   data.prepare_epoch();
   if (!s.threaded()) return;
 
-  s.tasks.resize(static_cast<std::size_t>(spec.num_workers));
-  {
-    std::lock_guard lock(s.mutex);
-    s.dispatch_locked();
-  }
+  const auto n = static_cast<std::size_t>(spec.num_workers);
+  s.tasks.resize(n);
+  s.start_ns = now_ns();
   try {
-    for (int w = 0; w < spec.num_workers; ++w) {
-      s.workers.emplace_back([&s, w] { s.worker_main(w); });
-      name_thread(s.workers.back(), fmt::format("pb-worker-{}", w));
+    if (spec.method == worker_method::process) {
+      // Workers are forked before this epoch's threads start (reader, pin thread).
+      const bool keep = spec.persistent_workers && kept != nullptr;
+      if (keep && kept->pool && kept->pool->count() == spec.num_workers && !kept->pool->broken()) {
+        s.procs = kept->pool.get();
+        s.workers_up = spec.num_workers;  // started in an earlier epoch
+      } else {
+        auto started = std::make_unique<process_workers>(data, spec, spec.num_workers);
+        s.start_ns = started->started_at_ns();
+        s.counters.worker_starts = 1;
+        if (keep) {
+          kept->pool = std::move(started);
+          s.procs = kept->pool.get();
+        } else {
+          s.own_procs = std::move(started);
+          s.procs = s.own_procs.get();
+        }
+      }
+      s.kept = keep ? kept : nullptr;
+      s.sent.assign(n, 0);
+      s.received.assign(n, 0);
+      if (::pipe2(s.wake, O_CLOEXEC) != 0)
+        throw environment_error(fmt::format("loader: pipe: {}", std::strerror(errno)));
+    } else {
+      s.counters.worker_starts = 1;
+    }
+    {
+      std::lock_guard lock(s.mutex);
+      s.dispatch_locked();
+    }
+    if (s.procs != nullptr) {
+      s.reader = std::thread([&s] { s.reader_main(); });
+      name_thread(s.reader, "pb-worker-recv");
+    } else {
+      for (int w = 0; w < spec.num_workers; ++w) {
+        s.workers.emplace_back([&s, w] { s.worker_main(w); });
+        name_thread(s.workers.back(), fmt::format("pb-worker-{}", w));
+      }
     }
     if (spec.pin_memory) {
       s.pin_thread = std::thread([&s] { s.pin_main(); });
@@ -347,6 +557,10 @@ std::optional<batch> epoch::next() {
   }
 
   for (;;) {
+    if (s.fatal && s.ready.find(number) == s.ready.end()) {
+      s.next_number = s.plan.size();
+      throw loader_error(*s.fatal);
+    }
     auto it = s.ready.find(number);
     if (it != s.ready.end()) {
       result r = std::move(it->second);
@@ -385,7 +599,7 @@ void epoch::release(batch& b, device::stream* stream) {
     else
       s.pool->discard(b.lease);
   } else {
-    s.give_buffer(b.pageable_slot);
+    s.give_storage(b);
   }
   b.data = nullptr;
 }
@@ -394,7 +608,13 @@ std::size_t epoch::batch_count() const noexcept { return state_->plan.size(); }
 
 epoch_stats epoch::stats() const {
   std::lock_guard lock(state_->mutex);
-  return state_->counters;
+  epoch_stats st = state_->counters;
+  st.peak_shm_bytes = state_->shm_peak.load();
+  return st;
+}
+
+std::vector<process_memory> epoch::worker_memory() const {
+  return state_->procs != nullptr ? state_->procs->memory() : std::vector<process_memory>{};
 }
 
 }  // namespace pinbench::loader

@@ -1,6 +1,7 @@
-// A DataLoader in C++: worker threads build whole batches, a pin stage copies them into
-// page-locked memory, and the consumer receives them in order, with at most
-// prefetch_factor x num_workers batches outstanding, as PyTorch's DataLoader does.
+// A DataLoader in C++: workers (threads, or processes as PyTorch runs them) build whole
+// batches, a pin stage copies them into page-locked memory, and the consumer receives them in
+// order, with at most prefetch_factor x num_workers batches outstanding, as PyTorch's
+// DataLoader does.
 #pragma once
 
 #include <atomic>
@@ -15,6 +16,7 @@
 #include "core/error.hpp"
 #include "loader/dataset.hpp"
 #include "loader/pinned_pool.hpp"
+#include "loader/process_workers.hpp"
 
 namespace pinbench::loader {
 
@@ -26,6 +28,10 @@ class loader_error : public pinbench::error {
 
 enum class pin_mode { per_batch, ring };
 
+/// How workers run: threads of this process, or processes (process_workers.hpp) whose batches
+/// travel through shared memory, as PyTorch's DataLoader workers do.
+enum class worker_method { thread, process };
+
 struct loader_spec {
   std::size_t batch_size = 64;
   int num_workers = 2;       ///< 0: batches are built in the consuming thread
@@ -34,6 +40,10 @@ struct loader_spec {
   bool shuffle = false;
   bool drop_last = false;
   std::uint64_t seed = 0;    ///< shuffle seed; epoch e uses seed + e
+  worker_method method = worker_method::thread;
+  /// Process workers kept from one epoch to the next (with a kept_workers from the caller);
+  /// without it each epoch starts its own and stops them at its end.
+  bool persistent_workers = false;
 };
 
 /// Batches outstanding at most: dispatched to workers and not yet handed to the consumer.
@@ -50,6 +60,12 @@ struct loader_spec {
   return count * (sizeof(sample_header) + sample_bytes);
 }
 
+/// Builds the batch of samples `indices` into `out` (batch_bytes of them): the samples, then
+/// their headers in front; `costs` (one per sample, or null) gets what each cost. `cancel` is
+/// polled between samples. Throws what the dataset throws.
+void collate_batch(const dataset& data, const std::vector<std::uint64_t>& indices, std::byte* out,
+                   sample_cost* costs, const std::atomic<bool>* cancel);
+
 /// One batch as the consumer holds it. Move-only; give it back with epoch::release().
 struct batch {
   std::uint64_t number = 0;  ///< position in the epoch, from 0
@@ -60,6 +76,9 @@ struct batch {
   std::int64_t build_ns = 0;  ///< time the worker (or the consumer) spent building it
   std::int64_t pin_ns = 0;    ///< time spent copying it into pinned memory (0 when not pinned)
   int worker = -1;            ///< the worker that built it (-1: the consuming thread)
+  /// Process workers: from the batch being ready in its worker to its segment being mapped
+  /// here (-1 for the other modes).
+  std::int64_t ipc_ns = -1;
   /// Per sample, what it cost (jpeg source only; empty for the others).
   std::vector<sample_cost> costs;
 
@@ -69,6 +88,7 @@ struct batch {
 
   // Owned storage, for epoch's use.
   std::uint32_t pageable_slot = 0;
+  std::size_t mapped_bytes = 0;  ///< >0: `data` is a worker's shared-memory segment mapped here
   pinned_lease lease;
 };
 
@@ -77,6 +97,18 @@ struct epoch_stats {
   std::size_t max_outstanding_seen = 0;  ///< the most batches outstanding at any moment
   std::size_t batches_delivered = 0;
   std::size_t max_reorder_buffered = 0;  ///< batches that arrived early and waited their turn
+  int worker_starts = 0;                 ///< worker pools this epoch started (0 or 1)
+  /// From starting the workers to the last one running (threads) or saying it is ready
+  /// (processes); -1 when this epoch started none or they are not all up yet.
+  std::int64_t worker_startup_ns = -1;
+  std::uint64_t peak_shm_bytes = 0;      ///< process workers: segments mapped here at once, most
+};
+
+/// Worker processes kept across epochs (persistent_workers), owned by the caller and handed to
+/// each epoch: an epoch starts them when there are none or they broke (a worker died, an epoch
+/// was abandoned mid-way), and leaves them running at its end.
+struct kept_workers {
+  std::unique_ptr<process_workers> pool;
 };
 
 /// One pass over the dataset, like iter(DataLoader): starts its workers (and pin thread) on
@@ -85,8 +117,9 @@ struct epoch_stats {
 class epoch {
  public:
   /// `pool` is required when spec.pin_memory is true. `epoch_number` picks the shuffle order.
+  /// `kept` holds persistent process workers (used when spec.persistent_workers).
   epoch(const dataset& data, const loader_spec& spec, std::uint64_t epoch_number,
-        device::backend& dev, pinned_pool* pool);
+        device::backend& dev, pinned_pool* pool, kept_workers* kept = nullptr);
   ~epoch();
   epoch(const epoch&) = delete;
   epoch& operator=(const epoch&) = delete;
@@ -101,6 +134,9 @@ class epoch {
 
   [[nodiscard]] std::size_t batch_count() const noexcept;
   [[nodiscard]] epoch_stats stats() const;
+
+  /// Process workers: each one's memory now (empty for the other modes).
+  [[nodiscard]] std::vector<process_memory> worker_memory() const;
 
  private:
   struct state;

@@ -219,6 +219,9 @@ class loader_tuner {
           {"compute_per_batch", fmt::format("{}ns", rq_.step_time_ns)},
           {"batches", batches},
           {"epochs", epochs},
+          // What the answer recommends: process workers kept from epoch to epoch.
+          {"worker_method", "process"},
+          {"persistent_workers", true},
           {"non_blocking", true}}},
         {"matrix", matrix},
         {"sampling",

@@ -212,6 +212,32 @@ TEST_CASE("epoch: every sample once, in order, for every worker count and pin mo
   CHECK(checksums.size() == data.size());
 }
 
+TEST_CASE("epoch: process workers deliver every sample once, in order, in every pin mode",
+          "[loader][process]") {
+  const int workers = GENERATE(1, 2, 4);
+  const pinning pin = GENERATE(pinning::off, pinning::per_batch, pinning::ring);
+  const std::string pin_name(to_string(pin));
+  CAPTURE(workers, pin_name);
+  auto dev = host_backend();
+  const dataset data(small_spec(203, 200, 2'000));
+  checksum_map checksums;
+  for (const bool shuffle : {false, true}) {
+    CAPTURE(shuffle);
+    loader_spec spec = make_loader_spec(workers, pin, 16, shuffle);
+    spec.method = worker_method::process;
+    auto pool = make_pool(pin, *dev, spec, data.sample_bytes());
+    for (const std::uint64_t epoch_number : {0u, 1u}) {
+      CAPTURE(epoch_number);
+      const auto out = consume_and_check(data, spec, epoch_number, *dev, pool.get(), checksums);
+      check_outcome(out, spec);
+      CHECK(out.stats.worker_starts == 1);
+      CHECK(out.stats.worker_startup_ns > 0);
+      CHECK(out.stats.peak_shm_bytes >= batch_bytes(16, data.sample_bytes()));
+    }
+  }
+  CHECK(checksums.size() == data.size());
+}
+
 TEST_CASE("epoch: larger samples from a file, several workers, both pin modes", "[loader]") {
   const pinning pin = GENERATE(pinning::per_batch, pinning::ring);
   const std::string pin_name(to_string(pin));

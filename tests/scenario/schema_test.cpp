@@ -190,5 +190,5 @@ TEST_CASE("every enumeration param of every kind parses each of its choices and 
                            ", got \"no_such_value\"");
     }
   }
-  CHECK(enumerations == 13);  // transfer 3, loader 4, allocator 3, collective 2, data_parallel 1
+  CHECK(enumerations == 14);  // transfer 3, loader 5, allocator 3, collective 2, data_parallel 1
 }

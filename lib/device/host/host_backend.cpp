@@ -78,6 +78,7 @@ class device_core {
     mapped_region region;
     try {
       region = mapped_region(bytes);
+      region.keep_from_children();  // device memory: never a loader worker's to touch
       void* const ptr = region.data();
       std::lock_guard lock(memory_mutex_);
       allocations_.emplace(ptr, std::move(region));
@@ -329,6 +330,7 @@ class host_backend final : public backend {
     mapped_region region(bytes);
     bool locked = false;
     if (kind != host_kind::pageable && bytes > 0) {
+      region.keep_from_children();  // as the driver maps pinned memory
       if (kind == host_kind::pinned_wc) {
         core_->warnings().add("pinned_wc",
                               "write-combined host memory is not emulated: "

@@ -101,6 +101,10 @@ void mapped_region::reset() noexcept {
   mapped_bytes_ = 0;
 }
 
+void mapped_region::keep_from_children() const noexcept {
+  if (data_ != nullptr) (void)::madvise(data_, mapped_bytes_, MADV_DONTFORK);
+}
+
 int lock_pages(const void* ptr, std::size_t bytes) noexcept {
   return ::mlock(ptr, bytes) == 0 ? 0 : errno;
 }

@@ -32,6 +32,11 @@ class mapped_region {
   /// The size asked for (the mapping itself is rounded up to pages).
   [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
 
+  /// Not inherited by a forked child (MADV_DONTFORK), as the CUDA driver maps device, pinned
+  /// and staging memory: a loader's worker processes share none of it, so the parent's writes
+  /// to it pay no copy-on-write faults.
+  void keep_from_children() const noexcept;
+
  private:
   void reset() noexcept;
 

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,12 @@ struct run_figures {
   std::uint64_t bytes_read = 0;
   std::uint64_t peak_pinned = 0;
   std::size_t max_outstanding_seen = 0, max_reorder = 0;
+  std::vector<double> worker_startup, ipc;  // per epoch that started workers; per batch
+  int worker_starts = 0;
+  std::uint64_t peak_shm = 0;
+  // Memory at the end of the run's last epoch: the workers' (process workers; median over
+  // them) and this process's own. 0 where unreadable.
+  double worker_pss = 0, worker_rss = 0, main_pss = 0;
   std::string problem;  // verification: "" when intact
   bool verified = false;
 };
@@ -107,10 +114,14 @@ class loader_run {
     dev_.record(*run_start_, *compute_stream_);
     const std::int64_t t0 = now_ns();
     std::uint64_t step_no = 0;
+    // The last epoch stays open until the run is timed, so that its workers' memory can be
+    // read after the clock stopped (and their shutdown is not in the run's time).
+    std::optional<pinbench::loader::epoch> open;
     for (std::uint64_t e = 0; e < p_.epochs && step_no < steps; ++e) {
       // Each run draws its own shuffle orders: epoch numbers continue across runs.
       const std::uint64_t epoch_no = run_number * p_.epochs + e;
-      pinbench::loader::epoch it(data_, p_.spec, epoch_no, dev_, pool_.get());
+      open.reset();  // the previous epoch's workers stop before this one's start
+      auto& it = open.emplace(data_, p_.spec, epoch_no, dev_, pool_.get(), &kept_);
       if (p_.verify) {
         auto order = pinbench::loader::epoch_batches(p_.dataset.samples, p_.spec, epoch_no);
         expected.insert(expected.end(), order.begin(), order.end());
@@ -123,6 +134,7 @@ class loader_run {
         if (step_no == 0) f.first_batch_ns = static_cast<double>(s1 - t0);
         f.data_wait.push_back(static_cast<double>(s1 - s0));
         f.build.push_back(static_cast<double>(b->build_ns));
+        if (b->ipc_ns >= 0) f.ipc.push_back(static_cast<double>(b->ipc_ns));
         if (b->pinned) f.pin.push_back(static_cast<double>(b->pin_ns));
         for (const auto& cost : b->costs) {
           f.read.push_back(static_cast<double>(cost.read_ns));
@@ -142,6 +154,10 @@ class loader_run {
       const auto st = it.stats();
       f.max_outstanding_seen = std::max(f.max_outstanding_seen, st.max_outstanding_seen);
       f.max_reorder = std::max(f.max_reorder, st.max_reorder_buffered);
+      f.worker_starts += st.worker_starts;
+      if (st.worker_starts > 0 && st.worker_startup_ns >= 0)
+        f.worker_startup.push_back(static_cast<double>(st.worker_startup_ns));
+      f.peak_shm = std::max(f.peak_shm, st.peak_shm_bytes);
     }
     // The run ends when the device finished the last step.
     std::optional<step_record> last;
@@ -150,6 +166,10 @@ class loader_run {
     f.steps = step_no;
     if (last && last->compute_end) f.span_ns = dev_.elapsed_ns(*run_start_, *last->compute_end);
     if (pool_) f.peak_pinned = pool_->stats().peak_reserved_bytes;
+    if (open) {
+      read_memory(*open, f);
+      open.reset();
+    }
 
     if (p_.verify && last) {
       f.problem = verify(*last, verify_area.get(), host_headers, expected, header_bytes);
@@ -312,6 +332,24 @@ class loader_run {
           format_bytes(need), in_flight, format_bytes(batch), format_bytes(available)));
   }
 
+  static void read_memory(const pinbench::loader::epoch& it, run_figures& f) {
+    std::vector<double> pss, rss;
+    for (const auto& m : it.worker_memory()) {
+      pss.push_back(static_cast<double>(m.pss_bytes));
+      rss.push_back(static_cast<double>(m.rss_bytes));
+    }
+    const auto median = [](std::vector<double>& v) {
+      if (v.empty()) return 0.0;
+      std::sort(v.begin(), v.end());
+      const std::size_t h = v.size() / 2;
+      return v.size() % 2 == 1 ? v[h] : (v[h - 1] + v[h]) / 2;
+    };
+    f.worker_pss = median(pss);
+    f.worker_rss = median(rss);
+    if (const auto self = pinbench::loader::read_process_memory())
+      f.main_pss = static_cast<double>(self->pss_bytes);
+  }
+
   static constexpr alloc::stream_id copy_stream_id = 1;
 
   loader_params p_;
@@ -323,6 +361,7 @@ class loader_run {
   std::unique_ptr<alloc::upstream> upstream_;
   std::unique_ptr<alloc::device_allocator> device_alloc_;
   std::unique_ptr<pinbench::loader::pinned_pool> pool_;
+  pinbench::loader::kept_workers kept_;  // persistent_workers: across epochs and runs
   std::deque<step_record> inflight_;
 };
 
@@ -399,6 +438,21 @@ class loader_engine final : public measure::engine {
       peak_pinned = declare(r, "peak_pinned_bytes", "bytes", lower);
     }
     const auto max_outstanding = declare(r, "max_outstanding", "count", none);
+    const bool workers = p.spec.num_workers > 0;
+    const bool processes = workers && p.spec.method == pinbench::loader::worker_method::process;
+    std::optional<metric_handle> startup_time, starts, ipc_time, shm_bytes, worker_pss,
+        worker_rss;
+    if (workers) {
+      startup_time = declare(r, "worker_startup_time", "ns", lower);
+      starts = declare(r, "worker_starts", "count", none);
+    }
+    if (processes) {
+      ipc_time = declare(r, "ipc_time", "ns", lower);
+      shm_bytes = declare(r, "shm_bytes", "bytes", lower);
+      worker_pss = declare(r, "worker_pss_bytes", "bytes", lower);
+      worker_rss = declare(r, "worker_rss_bytes", "bytes", none);
+    }
+    const auto main_pss = declare(r, "main_pss_bytes", "bytes", none);
 
     std::uint64_t run_number = 0;
     bool verified = true;
@@ -432,6 +486,13 @@ class loader_engine final : public measure::engine {
            if (pin_time) pin_time->append(f.pin);
            if (peak_pinned) peak_pinned->add(static_cast<double>(f.peak_pinned));
            max_outstanding.add(static_cast<double>(f.max_outstanding_seen));
+           if (startup_time) startup_time->append(f.worker_startup);
+           if (starts) starts->add(f.worker_starts);
+           if (ipc_time) ipc_time->append(f.ipc);
+           if (shm_bytes) shm_bytes->add(static_cast<double>(f.peak_shm));
+           if (worker_pss && f.worker_pss > 0) worker_pss->add(f.worker_pss);
+           if (worker_rss && f.worker_rss > 0) worker_rss->add(f.worker_rss);
+           if (f.main_pss > 0) main_pss.add(f.main_pss);
            max_outstanding_seen = std::max(max_outstanding_seen, f.max_outstanding_seen);
            max_reorder = std::max(max_reorder, f.max_reorder);
            if (p.verify && !f.problem.empty() && problem.empty()) problem = f.problem;
@@ -445,6 +506,11 @@ class loader_engine final : public measure::engine {
     r.extra["max_outstanding_bound"] = p.spec.num_workers > 0 ? pinbench::loader::max_outstanding(p.spec) : 1;
     r.extra["max_outstanding_seen"] = max_outstanding_seen;
     r.extra["max_reorder_buffered"] = max_reorder;
+    r.extra["worker_method"] = !workers ? "none (built in the consuming thread)"
+                               : processes ? (p.spec.persistent_workers
+                                                  ? "process (fork; persistent_workers)"
+                                                  : "process (fork; started every epoch)")
+                                           : "thread";
     if (const auto* src = run.data().jpeg(); src != nullptr) describe_images(*src, p, r);
     r.extra["numa"] = numa_json(numa.record());
     r.extra["cpu_work"] = {{"ns_per_unit", cal.ns_per_unit},
@@ -479,6 +545,80 @@ class loader_engine final : public measure::engine {
 
 }  // namespace
 
+namespace {
+
+// Process workers beside thread workers in one scenario: the best of each, and what processes
+// cost (their medians over the process cases): start-up per epoch, IPC per batch, memory per
+// worker. "" when the scenario does not hold both.
+// A case id without the parts that name its workers: cases with the same rest are compared.
+std::string without_workers(const std::string& id) {
+  std::string rest;
+  std::size_t from = 0;
+  while (from <= id.size()) {
+    const std::size_t comma = std::min(id.find(',', from), id.size());
+    const std::string part = id.substr(from, comma - from);
+    if (!part.starts_with("worker_method=") && !part.starts_with("num_workers=") && !part.empty())
+      rest += (rest.empty() ? "" : ",") + part;
+    from = comma + 1;
+  }
+  return rest;
+}
+
+// Thread workers against process workers, like with like (the cases that differ only in their
+// workers), with what processes cost: start-up per epoch, IPC per batch, memory per worker.
+std::string worker_method_verdict(const result::scenario_result& s) {
+  struct best {
+    double sps = 0;
+    const result::case_result* c = nullptr;
+  };
+  std::map<std::string, std::pair<best, best>> groups;  // rest of the id -> (threads, processes)
+  std::vector<double> startup, ipc, pss;
+  const auto median_of = [](const result::case_result& c, std::string_view metric) {
+    const result::metric* m = c.find(metric);
+    return m != nullptr && !m->samples.empty() ? m->summarize().median : -1.0;
+  };
+  for (const auto& c : s.cases) {
+    // Cases with workers only: without them both methods are the same main-thread loader.
+    if (c.status != result::case_status::ok || c.find("worker_starts") == nullptr) continue;
+    const double sps = median_of(c, "samples_per_s");
+    auto& [threads, processes] = groups[without_workers(c.id)];
+    const bool process = c.find("ipc_time") != nullptr;  // only process workers declare it
+    best& b = process ? processes : threads;
+    if (sps > b.sps) b = {sps, &c};
+    if (!process) continue;
+    if (const double v = median_of(c, "worker_startup_time"); v >= 0) startup.push_back(v);
+    if (const double v = median_of(c, "ipc_time"); v >= 0) ipc.push_back(v);
+    if (const double v = median_of(c, "worker_pss_bytes"); v >= 0) pss.push_back(v);
+  }
+  std::string compared;
+  for (const auto& [rest, pair] : groups) {
+    const auto& [threads, processes] = pair;
+    if (threads.c == nullptr || processes.c == nullptr) continue;
+    const auto workers = [](const result::case_result* c) {
+      return fmt::format("{} workers", c->params.value("num_workers", 0));
+    };
+    compared += fmt::format("{}{}processes {:.0f} samples/s at best ({}), threads {:.0f} ({}): {:.2f}x",
+                            compared.empty() ? "" : "; ", rest.empty() ? "" : rest + ": ",
+                            processes.sps, workers(processes.c), threads.sps, workers(threads.c),
+                            processes.sps / threads.sps);
+  }
+  if (compared.empty()) return {};
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const std::string cost_startup = startup.empty() ? "-" : format_duration_ns(median(startup));
+  const std::string cost_ipc = ipc.empty() ? "-" : format_duration_ns(median(ipc));
+  const std::string cost_memory =
+      pss.empty() ? "-" : format_bytes(static_cast<std::uint64_t>(median(pss)));
+  return fmt::format(
+      "worker processes (PyTorch's) against threads: {}; what processes cost (medians over their "
+      "cases): start-up {} per epoch, IPC {} per batch, {} PSS per worker",
+      compared, cost_startup, cost_ipc, cost_memory);
+}
+
+}  // namespace
+
 std::string verdict(const result::scenario_result& s) {
   struct point {
     const result::case_result* c;
@@ -498,6 +638,7 @@ std::string verdict(const result::scenario_result& s) {
   const auto name = [](const result::case_result* c) {
     return c->id.empty() ? std::string("default") : c->id;
   };
+  if (std::string v = worker_method_verdict(s); !v.empty()) return v;
   const auto pct = [](double f) { return fmt::format("{:.0f}%", f * 100); };
   const auto rate = [](double v) { return fmt::format("{:.0f} samples/s", v); };
   const auto fastest = std::max_element(pts.begin(), pts.end(),

@@ -76,8 +76,15 @@ kind_spec describe() {
               bounded("batch_size", param_type::integer, 64, 1, false, 1e6,
                       "samples per batch (count)"),
               bounded("num_workers", param_type::integer, 2, 0, false, 256,
-                      "worker threads building batches (count; 0 = built in the consuming "
-                      "thread)"),
+                      "workers building batches (count; 0 = built in the consuming thread)"),
+              worker_method_choice.spec(
+                  "process: forked worker processes, each batch collated into a "
+                  "shared-memory segment (/dev/shm) and handed over a Unix socket, as "
+                  "PyTorch's DataLoader workers; thread: worker threads of this process, "
+                  "batches in its own memory"),
+              boolean("persistent_workers", false,
+                      "process: keep the worker processes from one epoch to the next; false "
+                      "starts them at every epoch, as PyTorch does"),
               bounded("prefetch_factor", param_type::integer, 2, 1, false, 64,
                       "batches outstanding per worker, as PyTorch counts them (count)"),
               boolean("pin_memory", true,

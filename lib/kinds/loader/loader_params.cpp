@@ -75,6 +75,8 @@ loader_params read(const nlohmann::json& p, const std::string& source) {
   l.spec.pin_memory = p.at("pin_memory").get<bool>();
   l.spec.shuffle = p.at("shuffle").get<bool>();
   l.spec.drop_last = p.at("drop_last").get<bool>();
+  l.spec.method = worker_method_choice.parse(p, source);
+  l.spec.persistent_workers = p.at("persistent_workers").get<bool>();
   l.mode = pin_mode_choice.parse(p, source);
   l.ring_slots = p.at("ring_slots").get<std::size_t>();
   if (l.ring_slots == 0) l.ring_slots = l.spec.num_workers > 0 ? pinbench::loader::max_outstanding(l.spec) + 1 : 2;

@@ -43,6 +43,13 @@ inline constexpr named<pinbench::loader::pin_mode> pin_modes[] = {
 inline constexpr choice<pinbench::loader::pin_mode> pin_mode_choice{
     "pin_mode", pin_modes, pinbench::loader::pin_mode::per_batch};
 
+/// How workers run.
+inline constexpr named<pinbench::loader::worker_method> worker_methods[] = {
+    {"thread", pinbench::loader::worker_method::thread},
+    {"process", pinbench::loader::worker_method::process}};
+inline constexpr choice<pinbench::loader::worker_method> worker_method_choice{
+    "worker_method", worker_methods, pinbench::loader::worker_method::process};
+
 struct loader_params final : measure::case_params {
   pinbench::loader::dataset_spec dataset;
   pinbench::loader::loader_spec spec;
