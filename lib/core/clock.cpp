@@ -44,11 +44,7 @@ const timer_cost& timer_overhead() {
 
 void spin_for_ns(std::int64_t ns) noexcept {
   const std::int64_t end = now_ns() + ns;
-  while (now_ns() < end) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  }
+  while (now_ns() < end) spin_pause();
 }
 
 void occupy_for_ns(std::int64_t ns) noexcept {

@@ -27,6 +27,14 @@ struct timer_cost {
 /// Measured once, on the first call (the runner calls it at start-up, before the first case).
 [[nodiscard]] const timer_cost& timer_overhead();
 
+/// One step of a spin-wait: tells the CPU this thread is spinning (x86 `pause`), which spares
+/// the sibling hyper-thread and the memory bus.
+inline void spin_pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 /// Spins (no sleep) until `ns` nanoseconds have passed: real CPU work of a known duration.
 void spin_for_ns(std::int64_t ns) noexcept;
 

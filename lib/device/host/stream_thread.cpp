@@ -158,16 +158,30 @@ engine::~engine() {
   thread_.join();  // run() finishes everything queued before it returns
 }
 
+bool engine::quick(const op& o) {
+  switch (o.what) {
+    case op::kind::record: return true;
+    case op::kind::copy: return o.bytes <= inline_copy_bytes;
+    case op::kind::wait: return o.event->is_complete(o.generation);
+    case op::kind::compute:
+    case op::kind::gate: return false;
+  }
+  return false;
+}
+
 void engine::enqueue(op o) {
   {
-    std::lock_guard lock(mutex_);
-    // An event recorded on an idle stream completes at once, as on a GPU: stamping it here
-    // rather than when the engine thread wakes keeps thread scheduling delay out of event
-    // timings (on a busy machine that delay would shorten every measured span).
-    if (o.what == op::kind::record && queue_.empty() && completed_ == enqueued_) {
-      o.event->complete(o.generation, now_ns());
+    std::unique_lock lock(mutex_);
+    // A quick operation on an idle stream runs here and now, under the lock, so that nothing
+    // enqueued meanwhile can overtake it. An event recorded so is stamped when the stream
+    // reached it, which keeps thread scheduling delay out of event timings (on a busy machine
+    // that delay would shorten every measured span).
+    if (queue_.empty() && completed_ == enqueued_ && quick(o)) {
       ++enqueued_;
+      execute(o);
       ++completed_;
+      lock.unlock();
+      o = op{};  // drop event references outside the lock, as run() does
       drained_cv_.notify_all();
       return;
     }
