@@ -72,6 +72,9 @@ void collate_batch(const dataset& data, const std::vector<std::uint64_t>& indice
 
 namespace {
 
+// How long the consumer spins for a batch before it parks (see epoch::next).
+constexpr std::int64_t consumer_spin_ns = 30'000;
+
 // What travels from a worker (through the pin thread) to the consumer.
 struct result {
   batch b;
@@ -101,9 +104,15 @@ struct epoch::state {
   std::vector<std::uint32_t> free_buffers;
 
   std::mutex mutex;  // everything below
-  std::condition_variable task_cv, pin_cv, ready_cv;
+  std::condition_variable pin_cv, ready_cv;
+  // Counts what may end the consumer's wait (a batch ready, a fatal end, stop): it spins on
+  // this before it parks on ready_cv. Changed under `mutex` only.
+  std::atomic<std::uint64_t> arrivals{0};
   bool stop = false;
   std::vector<std::deque<std::uint64_t>> tasks;  // per worker: batch numbers to build
+  // One per worker: a task wakes the worker it is for, not every worker (on few cores the
+  // others' wake-ups would take the CPU the batches need).
+  std::unique_ptr<std::condition_variable[]> task_cvs;
   std::deque<result> to_pin;
   std::map<std::uint64_t, result> ready;  // the reorder buffer, by batch number
   std::uint64_t next_task = 0;            // next batch number to dispatch
@@ -132,7 +141,9 @@ struct epoch::state {
       free_buffers.pop_back();
       return id;
     }
-    buffers.push_back(std::make_unique<std::byte[]>(bytes_per_batch));
+    // Not zeroed: collate writes every byte a batch carries, and zeroing a fresh 8 MiB buffer
+    // is milliseconds of first-touch faults in the first batch of every epoch.
+    buffers.push_back(std::make_unique_for_overwrite<std::byte[]>(bytes_per_batch));
     return static_cast<std::uint32_t>(buffers.size() - 1);
   }
   void give_buffer(std::uint32_t id) {
@@ -211,12 +222,12 @@ struct epoch::state {
         ++next_task;
       } else {
         tasks[next_worker].push_back(next_task++);
+        task_cvs[next_worker].notify_one();
       }
       next_worker = (next_worker + 1) % tasks.size();
       ++outstanding;
       counters.max_outstanding_seen = std::max(counters.max_outstanding_seen, outstanding);
     }
-    task_cv.notify_all();
   }
 
   void deliver(result r) {
@@ -233,6 +244,12 @@ struct epoch::state {
     const auto number = r.b.number;
     ready.emplace(number, std::move(r));
     counters.max_reorder_buffered = std::max(counters.max_reorder_buffered, ready.size());
+    announce_locked();
+  }
+
+  // Caller holds `mutex`: the consumer has something to look at.
+  void announce_locked() {
+    arrivals.fetch_add(1, std::memory_order_release);
     ready_cv.notify_all();
   }
 
@@ -251,11 +268,12 @@ struct epoch::state {
     for (;;) {
       std::uint64_t number = 0;
       {
+        const auto me = static_cast<std::size_t>(w);
         std::unique_lock lock(mutex);
-        task_cv.wait(lock, [&] { return stop || !tasks[static_cast<std::size_t>(w)].empty(); });
+        task_cvs[me].wait(lock, [&] { return stop || !tasks[me].empty(); });
         if (stop) return;
-        number = tasks[static_cast<std::size_t>(w)].front();
-        tasks[static_cast<std::size_t>(w)].pop_front();
+        number = tasks[me].front();
+        tasks[me].pop_front();
       }
       result r;
       r.b.number = number;
@@ -307,7 +325,7 @@ struct epoch::state {
       std::lock_guard lock(mutex);
       if (!fatal)
         fatal = fmt::format("worker {} (pid {}) {}", m.worker, procs->pid(m.worker), m.text);
-      ready_cv.notify_all();
+      announce_locked();
       return false;
     }
     {
@@ -391,7 +409,7 @@ struct epoch::state {
       const auto number = r.b.number;
       ready.emplace(number, std::move(r));
       counters.max_reorder_buffered = std::max(counters.max_reorder_buffered, ready.size());
-      ready_cv.notify_all();
+      announce_locked();
     }
   }
 
@@ -426,8 +444,9 @@ struct epoch::state {
       to_pin.clear();
       for (auto& [id, lease] : handed_out) held.push_back(lease);
       handed_out.clear();
+      arrivals.fetch_add(1, std::memory_order_release);
     }
-    task_cv.notify_all();
+    for (std::size_t w = 0; w < tasks.size(); ++w) task_cvs[w].notify_all();
     pin_cv.notify_all();
     ready_cv.notify_all();
     for (auto& b : drops) drop(b);
@@ -476,6 +495,7 @@ epoch::epoch(const dataset& data, const loader_spec& spec, std::uint64_t epoch_n
 
   const auto n = static_cast<std::size_t>(spec.num_workers);
   s.tasks.resize(n);
+  s.task_cvs = std::make_unique<std::condition_variable[]>(n);
   s.start_ns = now_ns();
   try {
     if (spec.method == worker_method::process) {
@@ -578,7 +598,16 @@ std::optional<batch> epoch::next() {
       if (r.b.pinned) s.handed_out.emplace(r.b.lease.id, r.b.lease);
       return std::move(r.b);
     }
-    s.ready_cv.wait_for(lock, std::chrono::milliseconds(20));
+    // Spin a little before parking, as a CUDA host thread spins before it blocks: with cheap
+    // batches the next is microseconds away, and waking a parked thread costs more than that
+    // (tens of microseconds, and bimodal, on a loaded machine).
+    const std::uint64_t seen = s.arrivals.load(std::memory_order_relaxed);
+    lock.unlock();
+    const std::int64_t spin_end = now_ns() + consumer_spin_ns;
+    while (s.arrivals.load(std::memory_order_acquire) == seen && now_ns() < spin_end) spin_pause();
+    lock.lock();
+    if (s.arrivals.load(std::memory_order_relaxed) == seen)
+      s.ready_cv.wait_for(lock, std::chrono::milliseconds(20));
     if (interrupt_requested()) {
       lock.unlock();
       throw_if_interrupted();

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -119,8 +120,11 @@ int build_segment(const dataset& data, const std::vector<std::uint64_t>& indices
 
 // A worker's life: say it is ready, then build the batches it is asked for until its socket
 // closes. Never returns; nothing of the parent's (atexit handlers, destructors) runs here.
-[[noreturn]] void worker_main(const dataset& data, const loader_spec& spec, int fd,
+[[noreturn]] void worker_main(const dataset& data, const loader_spec& spec, int w, int fd,
                               pid_t parent) {
+  // Named as ps and top show it (PyTorch's show as the interpreter; a name says whose they are).
+  const std::string name = fmt::format("pinbench-w{}", w);
+  ::prctl(PR_SET_NAME, name.c_str());
   sigset_t none;
   sigemptyset(&none);
   ::pthread_sigmask(SIG_SETMASK, &none, nullptr);
@@ -249,7 +253,7 @@ process_workers::process_workers(const dataset& data, const loader_spec& spec, i
       if (pid == 0) {
         for (const auto& other : workers_) ::close(other.fd);
         ::close(pair[0]);
-        worker_main(data, spec, pair[1], parent);
+        worker_main(data, spec, w, pair[1], parent);
       }
       ::close(pair[1]);
       workers_.push_back({pid, pair[0]});

@@ -581,6 +581,40 @@ TEST_CASE("faults: SIGINT at random points: exit 130 within a second, every comp
   fs::remove_all(dir);
 }
 
+namespace {
+
+// The processes whose parent is `parent` now (from /proc/PID/stat's fourth field).
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string line;
+    if (!std::getline(in, line)) continue;
+    const auto close = line.rfind(')');  // the command name may hold spaces and parentheses
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 1));
+    char state = 0;
+    long ppid = 0;
+    if (rest >> state >> ppid && ppid == parent) out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
+}
+
+// Shared-memory segments a loader worker process named in /dev/shm ("pinbench-PID-N").
+std::size_t shm_segments_of(pid_t worker) {
+  const std::string prefix = fmt::format("pinbench-{}-", worker);
+  std::size_t n = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/dev/shm", ec))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) ++n;
+  return n;
+}
+
+}  // namespace
+
 TEST_CASE("faults: SIGINT inside a long case of each kind ends the run within a second",
           "[app][faults][signal][timing]") {
   const fs::path dir = fresh_dir("faults-sigint-long");
@@ -612,6 +646,9 @@ TEST_CASE("faults: SIGINT inside a long case of each kind ends the run within a 
         spawn({"run", (dir / "s.json").string(), "--backend", "host", "--out", out.string()},
               dir / "stdout", dir / "stderr");
     std::this_thread::sleep_until(c.started + std::chrono::duration<double>(delay));
+    // The loader's worker processes (its default): Ctrl-C must stop them with pinbench.
+    const std::vector<pid_t> workers = children_of(c.pid);
+    if (kind == "loader") CHECK(!workers.empty());
     const auto signalled = clock_type::now();
     REQUIRE(::kill(c.pid, SIGINT) == 0);
     const int status = wait_for(c, std::chrono::milliseconds(static_cast<int>(30'000 * scale)));
@@ -621,6 +658,11 @@ TEST_CASE("faults: SIGINT inside a long case of each kind ends the run within a 
     REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 130);
     CHECK(exit_s < 1.0 * scale);
+    for (const pid_t w : workers) {
+      INFO("worker process " << w);
+      CHECK((::kill(w, 0) != 0 && errno == ESRCH));
+      CHECK(shm_segments_of(w) == 0);
+    }
     const json j = read_json(out);
     CHECK(j["interrupted"] == true);
     for (const auto& c2 : j["scenarios"][0]["cases"]) CHECK(c2["status"] == "interrupted");
