@@ -210,9 +210,16 @@ struct epoch::state {
     b.mapped_bytes = 0;
   }
 
+  // The thread workers that were given tasks: `count` of them from `first`, round-robin.
+  struct given {
+    std::size_t first = 0, count = 0;
+  };
+
   // Caller holds `mutex`. Round-robin over workers, as PyTorch's index queues; a process
-  // worker is sent its task at once (its socket holds them in order).
-  void dispatch_locked() {
+  // worker is sent its task at once (its socket holds them in order). Thread workers are woken
+  // by wake_workers() once the caller let go of `mutex`: woken under it, they would block on it.
+  [[nodiscard]] given dispatch_locked() {
+    given g{next_worker, 0};
     while (outstanding < bound && next_task < plan.size()) {
       if (procs != nullptr) {
         const int w = static_cast<int>(next_worker);
@@ -222,12 +229,18 @@ struct epoch::state {
         ++next_task;
       } else {
         tasks[next_worker].push_back(next_task++);
-        task_cvs[next_worker].notify_one();
+        ++g.count;
       }
       next_worker = (next_worker + 1) % tasks.size();
       ++outstanding;
       counters.max_outstanding_seen = std::max(counters.max_outstanding_seen, outstanding);
     }
+    return g;
+  }
+
+  void wake_workers(given g) {
+    const std::size_t n = tasks.size();
+    for (std::size_t i = 0; i < std::min(g.count, n); ++i) task_cvs[(g.first + i) % n].notify_one();
   }
 
   void deliver(result r) {
@@ -526,7 +539,8 @@ epoch::epoch(const dataset& data, const loader_spec& spec, std::uint64_t epoch_n
     }
     {
       std::lock_guard lock(s.mutex);
-      s.dispatch_locked();
+      // No wake-up to send: the workers, started below, find their first tasks waiting.
+      static_cast<void>(s.dispatch_locked());
     }
     if (s.procs != nullptr) {
       s.reader = std::thread([&s] { s.reader_main(); });
@@ -594,8 +608,10 @@ std::optional<batch> epoch::next() {
       ++s.next_number;
       ++s.counters.batches_delivered;
       --s.outstanding;
-      s.dispatch_locked();
+      const auto to_wake = s.dispatch_locked();
       if (r.b.pinned) s.handed_out.emplace(r.b.lease.id, r.b.lease);
+      lock.unlock();
+      s.wake_workers(to_wake);
       return std::move(r.b);
     }
     // Spin a little before parking, as a CUDA host thread spins before it blocks: with cheap
