@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <shared_mutex>
 #include <utility>
 
 #include "core/clock.hpp"
@@ -145,8 +146,37 @@ op op_queue::pop() noexcept {
 
 // ---- engine -----------------------------------------------------------------------------------
 
+namespace {
+
+// Loader worker processes are forked while engine threads run. An engine thread inside the
+// allocator at that instant would leave the allocator's lock held in the child for good, and the
+// child's first allocation would wait forever (glibc's malloc guards itself around fork; the
+// allocator of clang 14's AddressSanitizer does not: seen as a worker stuck in its first
+// allocation). An engine frees only where it drops a finished operation's references, so it
+// does that under this lock, which fork() takes first through pthread_atfork.
+std::shared_mutex& fork_lock() {
+  static std::shared_mutex lock;
+  return lock;
+}
+
+void guard_forks() {
+  static const bool registered = [] {
+    ::pthread_atfork([] { fork_lock().lock(); }, [] { fork_lock().unlock(); },
+                     [] { fork_lock().unlock(); });
+    return true;
+  }();
+  static_cast<void>(registered);
+}
+
+}  // namespace
+
 engine::engine(double slowdown) : slowdown_(slowdown), thread_([this] { run(); }) {
   ::pthread_setname_np(thread_.native_handle(), "pinbench-stream");
+  // A thread's start-up allocates (its thread-local storage; a sanitizer's bookkeeping): a fork
+  // in the middle of it leaves the child with the allocator locked, as above. A stream exists
+  // once its thread is past that, so a loader that forks after creating streams is safe.
+  std::unique_lock lock(mutex_);
+  drained_cv_.wait(lock, [&] { return running_; });
 }
 
 engine::~engine() {
@@ -198,14 +228,21 @@ void engine::drain() {
 }
 
 void engine::run() noexcept {
+  guard_forks();
   std::unique_lock lock(mutex_);
+  running_ = true;
+  drained_cv_.notify_all();
   for (;;) {
     work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
     if (queue_.empty()) return;  // stopping, and nothing left to do
     op current = queue_.pop();
     lock.unlock();
     execute(current);
-    current = op{};  // drop event/gate references outside the lock
+    {
+      // Drop event/gate references outside the engine's lock, and never across a fork.
+      const std::shared_lock no_fork(fork_lock());
+      current = op{};
+    }
     lock.lock();
     ++completed_;
     drained_cv_.notify_all();

@@ -133,6 +133,7 @@ class engine {
   std::uint64_t enqueued_ = 0;
   std::uint64_t completed_ = 0;
   bool stopping_ = false;
+  bool running_ = false;  ///< the thread is past its start-up (see the constructor)
   const double slowdown_;
   std::thread thread_;  // last: started once everything above exists
 };
