@@ -645,10 +645,19 @@ TEST_CASE("faults: SIGINT inside a long case of each kind ends the run within a 
     const child c =
         spawn({"run", (dir / "s.json").string(), "--backend", "host", "--out", out.string()},
               dir / "stdout", dir / "stderr");
-    std::this_thread::sleep_until(c.started + std::chrono::duration<double>(delay));
-    // The loader's worker processes (its default): Ctrl-C must stop them with pinbench.
-    const std::vector<pid_t> workers = children_of(c.pid);
-    if (kind == "loader") CHECK(!workers.empty());
+    // The loader's worker processes (its default): Ctrl-C must stop them with pinbench. They
+    // start after the dataset's files are written, which a sanitizer tree on a loaded machine
+    // can take seconds over: wait for them, then for the random delay.
+    std::vector<pid_t> workers;
+    if (kind == "loader") {
+      const auto give_up = clock_type::now() + std::chrono::duration<double>(20.0 * scale);
+      while ((workers = children_of(c.pid)).empty() && clock_type::now() < give_up)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      REQUIRE(!workers.empty());
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+    for (const pid_t w : children_of(c.pid))  // a new epoch may have started new ones
+      if (std::find(workers.begin(), workers.end(), w) == workers.end()) workers.push_back(w);
     const auto signalled = clock_type::now();
     REQUIRE(::kill(c.pid, SIGINT) == 0);
     const int status = wait_for(c, std::chrono::milliseconds(static_cast<int>(30'000 * scale)));
