@@ -110,6 +110,9 @@ class loader_run {
     std::vector<std::vector<std::uint64_t>> expected;
     if (p_.verify) verify_area = dev_.alloc_device(std::max<std::size_t>(1, header_bytes * steps));
     if (pool_) pool_->reset_peak();
+    // persistent_workers keeps the workers across the epochs of one timed run: each run is a
+    // training of `epochs` epochs, which starts its workers once (worker_starts 1, not 0).
+    kept_.pool.reset();
 
     dev_.record(*run_start_, *compute_stream_);
     const std::int64_t t0 = now_ns();
@@ -361,7 +364,7 @@ class loader_run {
   std::unique_ptr<alloc::upstream> upstream_;
   std::unique_ptr<alloc::device_allocator> device_alloc_;
   std::unique_ptr<pinbench::loader::pinned_pool> pool_;
-  pinbench::loader::kept_workers kept_;  // persistent_workers: across epochs and runs
+  pinbench::loader::kept_workers kept_;  // persistent_workers: across one run's epochs
   std::deque<step_record> inflight_;
 };
 
