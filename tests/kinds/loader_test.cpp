@@ -96,6 +96,22 @@ TEST_CASE("loader: batches caps a run, epochs repeat it, drop_last drops the par
     CHECK(c.extra.at("steps_per_run") == 39);
     CHECK(c.extra.at("verified") == true);
   }
+  SECTION("epochs: process workers start at every epoch, or once per run when persistent") {
+    const auto r = run_loader_text(loader_doc(
+        "{" + k_small_dataset + R"(, "epochs": 3, "num_workers": 2, "worker_method": "process"})",
+        R"({"persistent_workers": [false, true]})"));
+    REQUIRE(r.scenarios[0].cases.size() == 2);
+    for (const auto& c : r.scenarios[0].cases) {
+      INFO(c.id << ": " << c.message);
+      REQUIRE(c.status == result::case_status::ok);
+      CHECK(c.extra.at("verified") == true);
+      const bool persistent = c.params.at("persistent_workers").get<bool>();
+      // Every timed run is a training of 3 epochs: a persistent pool is kept across its epochs,
+      // and the next run starts its own.
+      for (double starts : metric_of(c, "worker_starts").samples)
+        CHECK(starts == (persistent ? 1 : 3));
+    }
+  }
   SECTION("drop_last") {
     const auto r = run_loader_text(
         loader_doc("{" + k_small_dataset + R"(, "drop_last": true, "num_workers": 2})"));
