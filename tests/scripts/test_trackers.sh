@@ -4,7 +4,8 @@
 # libbenchmark-tools, with python3-scipy); bmf and github-action-benchmark exports of the shape
 # their trackers read; then references frozen from a run (check --init) pass that run, catch a
 # run with every copy four times as slow (against bounds of +-50%), do not apply to another
-# device, and a malformed file is refused. Exit 77 (skipped) where compare.py or a Python with scipy is missing.
+# device, and a malformed file is refused. Exit 77 (skipped) where compare.py or a Python with
+# scipy is missing.
 # Usage: test_trackers.sh PINBENCH WORK_DIR
 set -euo pipefail
 pinbench=$1
@@ -68,8 +69,8 @@ for side in ("bigger", "smaller"):
         assert "backend: host (emulated)" in item["extra"], item
 EOF
 
-# ---- references: frozen from a, they pass a; a run four times as slow is outside (exit 1, a metric
-# named); another device's references do not apply (3); a malformed file is refused (2).
+# ---- references: frozen from a, they pass a; a run four times as slow is outside (exit 1, a
+# metric named); another device's references do not apply (3); a malformed file is refused (2).
 "$pinbench" check --init a.json --widen 2 >refs.json
 status=0
 "$pinbench" check a.json --reference refs.json >pass.txt || status=$?
