@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -59,7 +60,8 @@ void check_shared_memory(const loader_spec& spec, const dataset& data);
 
 /// A pool of worker processes. Started by the constructor (each forks and says it is ready),
 /// stopped by the destructor at any point: the sockets close, idle workers exit, busy ones are
-/// killed after a short grace, every one is reaped. Used from one thread at a time.
+/// killed after a short grace, every one is reaped. Used from one thread at a time, except
+/// memory(), which another thread may call while that one receives.
 class process_workers {
  public:
   process_workers(const dataset& data, const loader_spec& spec, int count);
@@ -89,9 +91,14 @@ class process_workers {
 
  private:
   struct worker {
+    worker(pid_t p, int f) noexcept : pid(p), fd(f) {}
+    worker(const worker& o) noexcept
+        : pid(o.pid), fd(o.fd), reaped(o.reaped.load()), status(o.status) {}
+    worker& operator=(const worker&) = delete;
     pid_t pid = -1;
     int fd = -1;  // this process's end of the socket pair
-    bool reaped = false;
+    // Set by the thread that receives, read by memory() from the thread that samples memory.
+    std::atomic<bool> reaped{false};
     int status = 0;
   };
   std::string how_it_ended(worker& w);
@@ -99,7 +106,7 @@ class process_workers {
 
   std::vector<worker> workers_;
   std::int64_t started_at_ = 0;
-  bool broken_ = false;
+  std::atomic<bool> broken_{false};
 };
 
 /// Unmaps a segment that receive() mapped.
