@@ -125,9 +125,14 @@ TEST_CASE("tune loader: a batch that one worker cannot build in a step needs two
     CHECK(t.answer.find("persistent_workers=True") != std::string::npos);
   } else {
     CHECK(!t.goal_met);
-    CHECK((t.verdict.find("limits it") != std::string::npos ||
-           t.verdict.find("at the edge") != std::string::npos ||
-           t.verdict.find("not confirmed") != std::string::npos));
+    // Not met on a loaded machine: either the best was never confirmed, or it was and fell
+    // short, and then the verdict says why (the CPU, or a wait the batches' CPU does not explain).
+    const bool unconfirmed = t.verdict.find("not confirmed") != std::string::npos;
+    const bool fell_short = t.verdict.find("no setting held the target") != std::string::npos;
+    CHECK((unconfirmed || fell_short));
+    if (fell_short)
+      CHECK((t.verdict.find("what limits it is the CPU") != std::string::npos ||
+             t.verdict.find("does not explain it") != std::string::npos));
   }
   // The terminal shows the trials, the verdict and, last, the code to paste.
   CHECK(o.out.find("verdict: ") != std::string::npos);
