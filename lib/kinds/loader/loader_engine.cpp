@@ -104,11 +104,26 @@ class loader_run {
     const std::uint64_t steps = steps_per_run();
     const std::size_t header_bytes = sizeof(pinbench::loader::sample_header) * p_.spec.batch_size;
     // Verification: each step's headers are copied on the device into this area; at the end
-    // it is read back and checked against the sample order and what the host received.
-    std::unique_ptr<device::device_buffer> verify_area;
-    std::vector<pinbench::loader::sample_header> host_headers;
+    // it is read back and checked against the sample order and what the host received. All of
+    // its bookkeeping is done before the clock starts: the area is cleared (on the host backend
+    // that is also its first touch: page faults inside the run made the free-sample figures
+    // vary 15-20% from run to run on the 2-core VM, 5-8% without), the expected order is made
+    // and the host's copy of the headers keeps the pages of the run before (a vector reserved
+    // anew is fresh memory: its first touch would fault inside the run).
+    std::vector<pinbench::loader::sample_header>& host_headers = host_headers_;
+    host_headers.clear();
     std::vector<std::vector<std::uint64_t>> expected;
-    if (p_.verify) verify_area = dev_.alloc_device(std::max<std::size_t>(1, header_bytes * steps));
+    device::device_buffer* verify_area = nullptr;
+    if (p_.verify) {
+      verify_area = cleared_verify_area(header_bytes * steps);
+      for (std::uint64_t e = 0; e < p_.epochs; ++e) {
+        auto order = pinbench::loader::epoch_batches(p_.dataset.samples, p_.spec,
+                                                     run_number * p_.epochs + e);
+        expected.insert(expected.end(), std::make_move_iterator(order.begin()),
+                        std::make_move_iterator(order.end()));
+      }
+      host_headers.reserve(steps * p_.spec.batch_size);
+    }
     if (pool_) pool_->reset_peak();
     // persistent_workers keeps the workers across the epochs of one timed run: each run is a
     // training of `epochs` epochs, which starts its workers once (worker_starts 1, not 0).
@@ -125,10 +140,6 @@ class loader_run {
       const std::uint64_t epoch_no = run_number * p_.epochs + e;
       open.reset();  // the previous epoch's workers stop before this one's start
       auto& it = open.emplace(data_, p_.spec, epoch_no, dev_, pool_.get(), &kept_);
-      if (p_.verify) {
-        auto order = pinbench::loader::epoch_batches(p_.dataset.samples, p_.spec, epoch_no);
-        expected.insert(expected.end(), order.begin(), order.end());
-      }
       while (step_no < steps) {
         const std::int64_t s0 = now_ns();
         std::optional<pinbench::loader::batch> b = it.next();
@@ -149,7 +160,7 @@ class loader_run {
           const auto* h = b->headers();
           host_headers.insert(host_headers.end(), h, h + b->samples);
         }
-        step(*b, it, step_no, verify_area.get(), header_bytes, f);
+        step(*b, it, step_no, verify_area, header_bytes, f);
         f.samples += b->samples;
         ++step_no;
         f.step.push_back(static_cast<double>(now_ns() - s0));
@@ -175,7 +186,7 @@ class loader_run {
     }
 
     if (p_.verify && last) {
-      f.problem = verify(*last, verify_area.get(), host_headers, expected, header_bytes);
+      f.problem = verify(*last, verify_area, host_headers, expected, header_bytes);
       f.verified = f.problem.empty();
     }
     if (last) {
@@ -186,6 +197,21 @@ class loader_run {
   }
 
  private:
+  // The verification area, made once and zeroed before each run (an h2d copy of zeros, since
+  // the backend has no memset), so that a header a run failed to copy never reads as last run's.
+  device::device_buffer* cleared_verify_area(std::size_t bytes) {
+    bytes = std::max<std::size_t>(1, bytes);
+    if (!verify_area_ || verify_area_->bytes() < bytes) {
+      verify_area_ = dev_.alloc_device(bytes);
+      verify_zeros_ = dev_.alloc_host(bytes, device::host_kind::pageable);
+      std::memset(verify_zeros_->data(), 0, bytes);
+    }
+    dev_.copy_async(verify_area_->data(), verify_zeros_->data(), bytes, device::copy_dir::h2d,
+                    *copy_stream_);
+    dev_.synchronize(*copy_stream_);
+    return verify_area_.get();
+  }
+
   // Per step: device memory from the caching allocator, the copy on the copy stream (and the
   // headers into the verification area), the compute stream waits for it and computes. At most
   // two steps are in flight: before the next batch is taken, the one before this is retired.
@@ -361,6 +387,9 @@ class loader_run {
   event_stock events_;
   std::unique_ptr<device::stream> copy_stream_, compute_stream_;
   std::unique_ptr<device::event> run_start_;
+  std::unique_ptr<device::device_buffer> verify_area_;  // see cleared_verify_area()
+  std::unique_ptr<device::host_buffer> verify_zeros_;
+  std::vector<pinbench::loader::sample_header> host_headers_;  // reused: see run()
   std::unique_ptr<alloc::upstream> upstream_;
   std::unique_ptr<alloc::device_allocator> device_alloc_;
   std::unique_ptr<pinbench::loader::pinned_pool> pool_;
