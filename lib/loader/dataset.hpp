@@ -59,6 +59,9 @@ struct dataset_spec {
   double burst_factor = 1.0;
   /// Fault injection for tests: producing this sample throws loader_error. -1 = never.
   std::int64_t fail_at_sample = -1;
+  /// Fault injection: producing this sample never finishes, as a worker stuck in a lock or a
+  /// read: only the loader's timeout, its shutdown or Ctrl-C ends the wait. -1 = never.
+  std::int64_t hang_at_sample = -1;
 };
 
 /// The amount of CPU work per nanosecond on this machine, measured once per process (median of

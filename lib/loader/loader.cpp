@@ -62,8 +62,21 @@ void collate_batch(const dataset& data, const std::vector<std::uint64_t>& indice
                    sample_cost* costs, const std::atomic<bool>* cancel) {
   auto* headers = reinterpret_cast<sample_header*>(out);
   std::byte* samples = out + indices.size() * sizeof(sample_header);
+  const auto cancelled = [cancel] {
+    return cancel != nullptr && cancel->load(std::memory_order_relaxed);
+  };
+  const std::int64_t hang_at = data.spec().hang_at_sample;
   for (std::size_t j = 0; j < indices.size(); ++j) {
-    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) break;
+    if (cancelled()) break;
+    if (hang_at >= 0 && indices[j] == static_cast<std::uint64_t>(hang_at)) {
+      // The injected hang: alive and stuck. A worker thread leaves at shutdown (cancel), a
+      // worker process when it is killed, the main thread (no workers) at Ctrl-C.
+      while (!cancelled()) {
+        throw_if_interrupted();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      break;
+    }
     sample_header h;
     data.produce(indices[j], samples + j * data.sample_bytes(), h,
                  costs == nullptr ? nullptr : costs + j);
@@ -591,6 +604,7 @@ std::optional<batch> epoch::next() {
     return b;
   }
 
+  const std::int64_t wait_start = s.spec.timeout_ns > 0 ? now_ns() : 0;
   for (;;) {
     if (s.fatal && s.ready.find(number) == s.ready.end()) {
       s.next_number = s.plan.size();
@@ -628,6 +642,21 @@ std::optional<batch> epoch::next() {
     if (interrupt_requested()) {
       lock.unlock();
       throw_if_interrupted();
+    }
+    if (s.spec.timeout_ns > 0 && s.ready.find(number) == s.ready.end() &&
+        now_ns() - wait_start > s.spec.timeout_ns) {
+      s.next_number = s.plan.size();
+      // Batches go to the workers in turn: batch n is worker n % num_workers's.
+      const int w = static_cast<int>(number % static_cast<std::uint64_t>(s.spec.num_workers));
+      std::string who = fmt::format("worker {}", w);
+      if (s.procs != nullptr) {
+        who += fmt::format(" (pid {})", s.procs->pid(w));
+        s.procs->mark_broken();  // a stuck worker is not kept for the next epoch
+      }
+      throw loader_error(fmt::format(
+          "timed out after {}: {} is alive but has not delivered batch {} of the epoch (the "
+          "DataLoader timeout)",
+          format_duration_ns(static_cast<double>(s.spec.timeout_ns)), who, number));
     }
   }
 }

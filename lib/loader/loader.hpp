@@ -44,6 +44,10 @@ struct loader_spec {
   /// Process workers kept from one epoch to the next (with a kept_workers from the caller);
   /// without it each epoch starts its own and stops them at its end.
   bool persistent_workers = false;
+  /// With workers: how long the consumer waits for one batch before the epoch fails, as
+  /// DataLoader(timeout=) (0 = for ever, PyTorch's default). A worker that died or raised
+  /// fails the epoch at once without it; this catches the one that is alive and stuck.
+  std::int64_t timeout_ns = 0;
 };
 
 /// Batches outstanding at most: dispatched to workers and not yet handed to the consumer.

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <regex>
@@ -491,6 +492,42 @@ TEST_CASE("faults: a loader worker that throws fails its case, the next case run
   CHECK(msg.find('\n') == std::string::npos);
   CHECK(cases[1]["status"] == "ok");
   CHECK(o.err.find("worker dataset.samples=64: error (") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("faults: a stuck loader worker fails its case after the timeout, nothing left behind",
+          "[app][faults]") {
+  const fs::path dir = fresh_dir("faults-stuck-worker");
+  const fs::path out = dir / "r.json";
+  // Sample 40 hangs in the 64-sample dataset only; 0.5 s of timeout, then the next case runs.
+  write(dir / "u.json", scenario("stuck", "loader",
+                                 R"({"dataset": {"sample_bytes": "1KiB", "cpu_per_sample": "1us",
+                                 "hang_at_sample": 40}, "batch_size": 8, "num_workers": 2,
+                     "worker_method": "process", "timeout": "500ms",
+                     "compute_per_batch": "100us"})",
+                                 R"({"dataset.samples": [64, 32]})", k_short));
+  const auto o = run_pinbench("run " + dir.string() + " --backend host --out " + out.string());
+  INFO(o.err);
+  CHECK(o.code == 1);
+  const json cases = read_json(out)["scenarios"][0]["cases"];
+  REQUIRE(cases.size() == 2);
+  CHECK(cases[0]["status"] == "error");
+  const auto msg = cases[0]["message"].get<std::string>();
+  CHECK(msg.find("timed out after 500") != std::string::npos);
+  CHECK(msg.find("worker 1 (pid ") != std::string::npos);
+  CHECK(msg.find("batch 5") != std::string::npos);
+  CHECK(cases[1]["status"] == "ok");
+  // The stuck worker was killed with its case: no process runs with this run's command line
+  // (a forked worker keeps its parent's).
+  std::size_t left = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    std::ifstream in(e.path() / "cmdline");
+    const std::string cmdline((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
+    if (cmdline.find(out.string()) != std::string::npos) ++left;
+  }
+  CHECK(left == 0);
   fs::remove_all(dir);
 }
 

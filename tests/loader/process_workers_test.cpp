@@ -208,3 +208,68 @@ TEST_CASE("a /dev/shm too small for the batches in flight is refused with the si
     CHECK(m.find('\n') == std::string::npos);
   }
 }
+
+TEST_CASE("a stuck worker fails the epoch after the timeout, and is stopped", "[loader][process]") {
+  const worker_method method = GENERATE(worker_method::thread, worker_method::process);
+  const bool persistent = GENERATE(false, true);
+  INFO((method == worker_method::process ? "process" : "thread")
+       << (persistent ? ", persistent" : ""));
+  auto dev = host_backend(64_MiB);
+  dataset_spec ds = small_spec(160, 128, 1'000);
+  ds.hang_at_sample = 41;  // batch 5 of 8-sample batches: worker 1's
+  const dataset data(ds);
+  loader_spec spec = process_spec(2, pinning::off);
+  spec.method = method;
+  spec.persistent_workers = persistent;
+  spec.timeout_ns = 300'000'000;
+  kept_workers kept;
+  std::string message;
+  std::size_t delivered = 0;
+  std::vector<pid_t> pids;
+  must_finish("a stuck worker", [&] {
+    {
+      epoch ep(data, spec, 0, *dev, nullptr, &kept);
+      for (const auto& m : ep.worker_memory()) pids.push_back(m.pid);
+      try {
+        delivered = drain_epoch(ep);
+      } catch (const loader_error& e) {
+        message = e.what();
+      }
+    }
+    // The stuck worker is not kept: the next epoch starts its own and completes.
+    ds.hang_at_sample = -1;
+    const dataset healthy(ds);
+    epoch next(healthy, spec, 1, *dev, nullptr, &kept);
+    CHECK(next.stats().worker_starts == 1);
+    CHECK(drain_epoch(next) == 160 / 8);
+  });
+  CHECK(delivered == 0);
+  CHECK_THAT(message, Catch::Contains("timed out after 300") && Catch::Contains("worker 1") &&
+                          Catch::Contains("batch 5"));
+  if (method == worker_method::process) {
+    CHECK_THAT(message, Catch::Contains("pid"));
+    for (const pid_t pid : pids) CHECK_FALSE(process_exists(pid));
+  }
+  kept.pool.reset();
+  CHECK(no_children());
+  CHECK(segments_left() == 0);
+}
+
+TEST_CASE("without a timeout, the stuck worker holds the epoch until it is stopped",
+          "[loader][process]") {
+  auto dev = host_backend(64_MiB);
+  dataset_spec ds = small_spec(64, 128, 1'000);
+  ds.hang_at_sample = 20;
+  const dataset data(ds);
+  const loader_spec spec = process_spec(2, pinning::off);
+  must_finish("an epoch abandoned with a stuck worker", [&] {
+    epoch ep(data, spec, 0, *dev, nullptr);
+    for (int i = 0; i < 2; ++i) {  // batches 0 and 1 come; batch 2 never does
+      auto b = ep.next();
+      REQUIRE(b.has_value());
+      ep.release(*b, nullptr);
+    }
+  });  // the destructor kills the stuck worker after its grace
+  CHECK(no_children());
+  CHECK(segments_left() == 0);
+}

@@ -73,6 +73,9 @@ kind_spec describe() {
               bounded("dataset.fail_at_sample", param_type::integer, -1, -1, false, 1e12,
                       "fault switch: producing this sample throws, as a failing worker would "
                       "(index; -1 = never)"),
+              bounded("dataset.hang_at_sample", param_type::integer, -1, -1, false, 1e12,
+                      "fault switch: producing this sample never finishes, as a worker stuck "
+                      "in a lock or a read (index; -1 = never; see timeout)"),
               bounded("batch_size", param_type::integer, 64, 1, false, 1e6,
                       "samples per batch (count)"),
               bounded("num_workers", param_type::integer, 2, 0, false, 256,
@@ -85,6 +88,9 @@ kind_spec describe() {
               boolean("persistent_workers", false,
                       "process: keep the worker processes from one epoch to the next; false "
                       "starts them at every epoch, as PyTorch does"),
+              bounded("timeout", param_type::duration, 0, 0, false, 3.6e12,
+                      "with workers: how long to wait for one batch before the case fails, as "
+                      "DataLoader(timeout=) (duration; 0 = for ever, as PyTorch)"),
               bounded("prefetch_factor", param_type::integer, 2, 1, false, 64,
                       "batches outstanding per worker, as PyTorch counts them (count)"),
               boolean("pin_memory", true,

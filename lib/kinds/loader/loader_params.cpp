@@ -56,6 +56,7 @@ loader_params read(const nlohmann::json& p, const std::string& source) {
   l.dataset.burst_length = d.at("burst_length").get<std::uint64_t>();
   l.dataset.burst_factor = d.at("burst_factor").get<double>();
   l.dataset.fail_at_sample = d.at("fail_at_sample").get<std::int64_t>();
+  l.dataset.hang_at_sample = d.at("hang_at_sample").get<std::int64_t>();
   auto& j = l.dataset.jpeg;
   j.generate.images = d.at("images").get<std::uint64_t>();
   j.generate.min_width = d.at("min_width").get<int>();
@@ -77,6 +78,7 @@ loader_params read(const nlohmann::json& p, const std::string& source) {
   l.spec.drop_last = p.at("drop_last").get<bool>();
   l.spec.method = worker_method_choice.parse(p, source);
   l.spec.persistent_workers = p.at("persistent_workers").get<bool>();
+  l.spec.timeout_ns = p.at("timeout").get<std::int64_t>();
   l.mode = pin_mode_choice.parse(p, source);
   l.ring_slots = p.at("ring_slots").get<std::size_t>();
   if (l.ring_slots == 0) l.ring_slots = l.spec.num_workers > 0 ? pinbench::loader::max_outstanding(l.spec) + 1 : 2;
