@@ -23,6 +23,7 @@
 
 #include "core/clock.hpp"
 #include "core/interrupt.hpp"
+#include "core/units.hpp"
 #include "loader/jpeg_source.hpp"
 
 namespace pinbench::loader {
