@@ -1,6 +1,9 @@
 // The comparison as one self-contained HTML page (no script, no network: the same
-// Content-Security-Policy as the report): the outcome, every verdict with regressions first,
-// and for each gated metric its two sample distributions and its interval against the threshold.
+// Content-Security-Policy as the report): the outcome, then the regressions and failed cases as
+// cards (the verdict, the figures, the reason on its own line: readable without scrolling
+// sideways at any width), the other verdicts folded by kind, every verdict as one data table
+// (folded), and for each gated metric its two sample distributions and its interval against the
+// threshold.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -30,6 +33,26 @@ constexpr std::string_view style_sheet = R"(
 .verdict-inconclusive { color: #7a4d00; }
 .verdict-improvement { color: #006b4f; }
 .verdict-info { color: #555; font-style: italic; }
+.sides td { overflow-wrap: anywhere; }
+.card { border: 1px solid #d0d0d0; border-left: 5px solid #888; padding: 6px 12px;
+        margin: 8px 0; }
+.card.verdict-regression, .card.verdict-failed { border-left-color: #a40000; color: inherit;
+        font-weight: normal; }
+.card.verdict-inconclusive { border-left-color: #b07a00; color: inherit; }
+.card.verdict-improvement { border-left-color: #009e73; color: inherit; }
+.card.verdict-unchanged { border-left-color: #0072B2; }
+.card.verdict-info { border-left-color: #999; color: inherit; font-style: normal; }
+.card h3 { font-size: 1rem; margin: 0 0 4px; overflow-wrap: anywhere; }
+.card .badge { text-transform: uppercase; font-size: 0.8rem; letter-spacing: 0.04em; }
+.card .where { color: #555; font-weight: normal; }
+.figures { margin: 2px 0; }
+.figures span { display: inline-block; margin-right: 16px; }
+.figures .label { color: #555; margin-right: 4px; }
+.card p { margin: 3px 0; }
+details.group { margin: 10px 0; }
+table.verdicts { font-size: 0.8rem; }
+table.verdicts th, table.verdicts td { padding: 3px 5px; }
+details.group > summary { font-weight: 600; cursor: pointer; }
 )";
 
 // Regressions and failed cases first, then what is undecided, then the rest.
@@ -103,13 +126,26 @@ std::string header(const comparison& c) {
   return out + "</header>\n";
 }
 
+// A case id or a metric name, escaped, that may break after its commas and underscores (and
+// nowhere else): a long one wraps between its parts instead of widening its column or breaking
+// mid-word.
+std::string breakable_id(const std::string& id) {
+  std::string out;
+  for (const char ch : escape(id)) {
+    out += ch;
+    if (ch == ',' || ch == '_') out += "<wbr>";
+  }
+  return out;
+}
+
 std::string verdict_row(const row& r, std::size_t index) {
   const auto cells = detail::row_cells(r);
   std::string out =
       fmt::format("<tr class=\"{}\"><td>{}</td>", verdict_class(r), escape(r.scenario));
   for (std::size_t i = 0; i < cells.size(); ++i) {
-    std::string cell = escape(cells[i]);
-    if (i == 0) cell = "<code>" + cell + "</code>";
+    std::string cell = i == 0   ? "<code>" + breakable_id(cells[i]) + "</code>"
+                       : i == 1 ? breakable_id(cells[i])
+                                : escape(cells[i]);
     if (i == 1 && charted(r)) cell = fmt::format("<a href=\"#{}\">{}</a>", row_anchor(index), cell);
     const bool numeric = i >= 2 && i + 1 < cells.size();
     const bool last = i + 1 == cells.size();
@@ -118,23 +154,90 @@ std::string verdict_row(const row& r, std::size_t index) {
                             : std::string(numeric ? " class=\"num\"" : ""),
                        cell);
   }
-  return out + fmt::format("<td>{}</td></tr>\n", escape(detail::one_line(r.reason)));
+  return out + "</tr>\n";
 }
 
+// Every verdict in one data table, for reading across and copying: folded, without the reasons
+// (the cards above have them), and scrolling in its own box on a narrow window
+// (data-scroll="data").
 std::string verdict_table(const comparison& c, const std::vector<const row*>& rows) {
-  std::string out =
-      "<section id=\"verdicts\" aria-labelledby=\"verdicts-h\">\n<h2 id=\"verdicts-h\">Verdicts"
-      "</h2>\n";
-  if (rows.empty()) return out + "<p>(nothing was compared)</p>\n</section>\n";
-  out +=
-      "<div class=\"table-wrap\">\n<table class=\"verdicts\">\n<caption>Every compared "
-      "metric, regressions and failed cases first</caption>\n<thead><tr>"
-      "<th scope=\"col\">scenario</th>";
+  if (rows.empty()) return {};
+  std::string out = fmt::format(
+      "<details class=\"group\" id=\"verdict-table\">\n<summary>Every verdict as one table "
+      "({} rows)</summary>\n<div class=\"table-wrap\">\n<table class=\"verdicts\" "
+      "data-scroll=\"data\">\n<caption>Every compared metric, regressions and failed cases "
+      "first (the reasons are in the cards above)</caption>\n<thead><tr><th scope=\"col\">"
+      "scenario</th>",
+      rows.size());
   for (const auto& h : detail::row_headers(c.settings))
     out += fmt::format("<th scope=\"col\">{}</th>", escape(h));
-  out += "<th scope=\"col\">reason</th></tr></thead>\n<tbody>\n";
+  out += "</tr></thead>\n<tbody>\n";
   for (std::size_t i = 0; i < rows.size(); ++i) out += verdict_row(*rows[i], i);
-  return out + "</tbody>\n</table>\n</div>\n</section>\n";
+  return out + "</tbody>\n</table>\n</div>\n</details>\n";
+}
+
+// One verdict as a card: what was compared and the verdict, the figures, then the reason on a
+// line of its own (in a table column it was squeezed to a word a line).
+std::string verdict_card(const comparison& c, const row& r, std::size_t index) {
+  const auto cells = detail::row_cells(r);
+  const auto headers = detail::row_headers(c.settings);
+  std::string out = fmt::format(
+      "<article class=\"card {}\" id=\"verdict-{}\">\n<h3><span class=\"badge {}\">{}</span> "
+      "<code>{}</code> {} <span class=\"where\">({})</span></h3>\n",
+      verdict_class(r), index, verdict_class(r), escape(to_string(r.result)), breakable_id(cells[0]),
+      breakable_id(cells[1]), escape(r.scenario));
+  // base, current, change, interval, p, threshold: those that say something.
+  std::string figures;
+  for (std::size_t i = 2; i + 1 < cells.size() && i < headers.size(); ++i)
+    if (cells[i] != "-")
+      figures += fmt::format("<span><span class=\"label\">{}</span>{}</span>", escape(headers[i]),
+                             escape(cells[i]));
+  if (!figures.empty()) out += "<p class=\"figures\">" + figures + "</p>\n";
+  if (!r.reason.empty())
+    out += "<p class=\"reason\">" + escape(detail::one_line(r.reason)) + "</p>\n";
+  if (charted(r))
+    out += fmt::format("<p><a href=\"#{}\">samples and interval</a></p>\n", row_anchor(index));
+  return out + "</article>\n";
+}
+
+// The regressions and failed cases first, open; then each other kind of verdict folded.
+std::string verdict_cards(const comparison& c, const std::vector<const row*>& rows) {
+  std::string out =
+      "<section id=\"attention\" aria-labelledby=\"attention-h\">\n<h2 id=\"attention-h\">"
+      "Regressions and failed cases</h2>\n";
+  std::size_t shown = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (attention_rank(*rows[i]) <= 1) {
+      out += verdict_card(c, *rows[i], i);
+      ++shown;
+    }
+  if (rows.empty())
+    out += "<p>(nothing was compared)</p>\n";
+  else if (shown == 0)
+    out += "<p>None: no gated metric regressed and no case failed.</p>\n";
+  out += "</section>\n";
+  const struct {
+    verdict kind;
+    const char* title;
+  } groups[] = {{verdict::improvement, "Improvements"},
+                {verdict::inconclusive, "Inconclusive"},
+                {verdict::unchanged, "Unchanged"},
+                {verdict::info, "Not gated (for information)"}};
+  for (const auto& g : groups) {
+    std::string cards;
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (rows[i]->result == g.kind) {
+        cards += verdict_card(c, *rows[i], i);
+        ++n;
+      }
+    if (n > 0)
+      out += fmt::format(
+          "<details class=\"group\" id=\"verdicts-{}\">\n<summary>{} ({})</summary>\n{}"
+          "</details>\n",
+          to_string(g.kind), g.title, n, cards);
+  }
+  return out;
 }
 
 std::string unpaired_list(const comparison& c) {
@@ -285,7 +388,7 @@ std::string to_html(const comparison& c, const result::run_result& base,
   const auto rows = in_attention_order(c);
   std::string out = chart::html::page_head(fmt::format("pinbench compare: {}", title_text(c)),
                                            c.current.tool_version, style_sheet);
-  out += header(c) + "<main>\n" + verdict_table(c, rows);
+  out += header(c) + "<main>\n" + verdict_cards(c, rows) + verdict_table(c, rows);
   std::string sections;
   for (std::size_t i = 0; i < rows.size(); ++i)
     if (charted(*rows[i])) sections += metric_section(c, *rows[i], i, base, current);

@@ -1,6 +1,10 @@
 // The HTML report: one self-contained page (no script, no network: a Content-Security-Policy
-// says so to the browser) with the environment, and per scenario its charts (each kind draws
-// its own, kinds/<kind>/) and its table.
+// says so to the browser). What a person looks for comes first: the summary (each scenario's
+// verdict, the cases that failed or were skipped), then per scenario its charts (each kind draws
+// its own, kinds/<kind>/) and its table, and last the environment, folded. Laid out to read at
+// 800 px and wider without scrolling sideways (scripts/check-report.sh checks it in Chromium);
+// a scenario's table of cases, a data table, may scroll inside its own box on a narrow window.
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,13 +30,20 @@ using json = nlohmann::json;
 // The report's own rules (chart::html::page_head adds the shared ones).
 constexpr std::string_view style_sheet = R"(
 .verdict { border-left: 4px solid #0072B2; background: #eef6fc; padding: 6px 10px; }
-nav ul { columns: 2; padding-left: 20px; margin: 6px 0; }
 tbody tr:nth-child(even) { background: #fafafa; }
 .status-error { color: #a40000; font-weight: 600; }
 .status-interrupted { color: #7a4d00; font-weight: 600; }
 .status-skipped { color: #555; font-style: italic; }
 .env th { text-align: left; font-weight: 500; background: #f6f6f6; }
 footer { margin-top: 30px; color: #444; font-size: 0.9rem; }
+.env td { overflow-wrap: anywhere; }
+details#environment > summary { font-size: 1.3rem; font-weight: 600; cursor: pointer; }
+details.values > summary { cursor: pointer; }
+ul.summary li { margin: 4px 0; }
+table.cases { font-size: 0.8rem; }
+table.cases th, table.cases td { padding: 3px 5px; }
+table.cases td.num { white-space: normal; }
+table.cases td.num span { white-space: nowrap; }
 )";
 
 // The kind's own charts (kinds/<kind>/), their ids unique on the page.
@@ -53,6 +64,30 @@ std::string env_value(const std::string& key, const json& v) {
   return v.dump();
 }
 
+// A list of more than a few numbers (the timer's samples) would be one unbroken line that
+// widens the page: its count, median and range, the values beneath, folded and shown to 4
+// significant digits (the result file holds them exactly).
+std::string env_cell(const std::string& key, const json& v) {
+  constexpr std::size_t shown_in_full = 8;
+  bool numbers = v.is_array() && v.size() > shown_in_full;
+  if (numbers)
+    for (const auto& e : v) numbers = numbers && e.is_number();
+  if (!numbers) return escape(env_value(key, v));
+  std::vector<double> sorted;
+  std::string all;
+  for (const auto& e : v) {
+    sorted.push_back(e.get<double>());
+    all += fmt::format("{}{:.4g}", all.empty() ? "" : ", ", e.get<double>());
+  }
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t h = sorted.size() / 2;
+  const double median = sorted.size() % 2 == 1 ? sorted[h] : (sorted[h - 1] + sorted[h]) / 2;
+  return "<details class=\"values\"><summary>" +
+         escape(fmt::format("{} values, median {:.4g}, from {:.4g} to {:.4g}", sorted.size(),
+                            median, sorted.front(), sorted.back())) +
+         "</summary>" + escape(all) + " (4 significant digits; exact in the result file)</details>";
+}
+
 void env_rows(const json& j, const std::string& prefix, std::string& out) {
   for (const auto& [k, v] : j.items()) {
     // Warnings are shown as warnings, the backend in its own row; null says nothing.
@@ -63,17 +98,15 @@ void env_rows(const json& j, const std::string& prefix, std::string& out) {
       env_rows(v, name, out);
       continue;
     }
-    out += "<tr><th scope=\"row\">" + escape(name) + "</th><td>" + escape(env_value(k, v)) +
+    out += "<tr><th scope=\"row\">" + escape(name) + "</th><td>" + env_cell(k, v) +
            "</td></tr>\n";
   }
 }
 
 std::string environment_section(const result::run_result& r) {
   std::string out =
-      "<section id=\"environment\" aria-labelledby=\"environment-h\">\n"
-      "<h2 id=\"environment-h\">Environment</h2>\n";
-  for (const auto& w : detail::environment_warnings(r))
-    out += "<p class=\"warning\" role=\"note\">warning: " + escape(w) + "</p>\n";
+      "<details id=\"environment\">\n<summary id=\"environment-h\">Environment: where and how "
+      "the figures were measured</summary>\n";
   out +=
       "<table class=\"env\">\n<caption>Where and how the figures were measured</caption>\n"
       "<tbody>\n";
@@ -94,7 +127,7 @@ std::string environment_section(const result::run_result& r) {
     row("overrides (--set)", sets);
   }
   row("command line", r.command_line);
-  out += "</tbody>\n</table>\n</section>\n";
+  out += "</tbody>\n</table>\n</details>\n";
   return out;
 }
 
@@ -105,24 +138,47 @@ std::string status_class(result::case_status status) {
   return "status-interrupted";
 }
 
+// A header or a case id, escaped, that may break after '.', '_' and ',' (allocated_bytes.all.peak,
+// config=max_split_size_mb:21): long names wrap between their parts instead of widening the table.
+std::string breakable(const std::string& text) {
+  std::string out;
+  for (const char ch : escape(text)) {
+    out += ch;
+    if (ch == '.' || ch == '_' || ch == ',') out += "<wbr>";
+  }
+  return out;
+}
+
+// "1.34 us ±73.8%": the value and its noise each kept whole, the noise free to go to a
+// second line, so that a table of many metrics fits the page.
+std::string figure_cell(const std::string& text) {
+  const std::string noise = " \u00b1";
+  const auto at = text.find(noise);
+  if (at == std::string::npos) return "<span>" + escape(text) + "</span>";
+  return "<span>" + escape(text.substr(0, at)) + "</span> <span>" + escape(text.substr(at + 1)) +
+         "</span>";
+}
+
+// The cases: a data table, which may scroll inside its own box on a narrow window.
 std::string scenario_table(const result::scenario_result& s, const std::string& caption) {
   const auto g = detail::scenario_grid(s, 0);
-  std::string out = "<div class=\"table-wrap\">\n<table class=\"cases\">\n<caption>" +
-                    escape(caption) + "</caption>\n<thead><tr>";
-  for (const auto& c : g.columns) out += "<th scope=\"col\">" + escape(c.header) + "</th>";
+  std::string out =
+      "<div class=\"table-wrap\">\n<table class=\"cases\" data-scroll=\"data\">\n<caption>" +
+      escape(caption) + "</caption>\n<thead><tr>";
+  for (const auto& c : g.columns) out += "<th scope=\"col\">" + breakable(c.header) + "</th>";
   out += "</tr></thead>\n<tbody>\n";
   for (std::size_t r = 0; r < g.rows.size(); ++r) {
     const auto& row = g.rows[r];
     out += "<tr>";
     for (std::size_t i = 0; i < row.size(); ++i) {
       if (i == 0) {
-        out += "<th scope=\"row\"><code>" + escape(row[i]) + "</code></th>";
+        out += "<th scope=\"row\"><code>" + breakable(row[i]) + "</code></th>";
       } else if (i + 1 == row.size()) {
         out += "<td class=\"" + status_class(g.statuses[r]) + "\">" + escape(row[i]) + "</td>";
       } else {
-        out += std::string(g.columns[i].alignment == detail::align::right ? "<td class=\"num\">"
-                                                                          : "<td>") +
-               escape(row[i]) + "</td>";
+        out += g.columns[i].alignment == detail::align::right
+                   ? "<td class=\"num\">" + figure_cell(row[i]) + "</td>"
+                   : "<td>" + escape(row[i]) + "</td>";
       }
     }
     out += "</tr>\n";
@@ -171,6 +227,48 @@ std::string scenario_section(const result::scenario_result& s, std::size_t index
   return out + "</section>\n";
 }
 
+// What a person looks for first: each scenario's verdict and its cases that did not complete,
+// and the run's warnings.
+std::string summary_section(const result::run_result& r) {
+  std::string out =
+      "<section id=\"summary\" aria-labelledby=\"summary-h\">\n<h2 id=\"summary-h\">Summary"
+      "</h2>\n";
+  for (const auto& w : detail::environment_warnings(r))
+    out += "<p class=\"warning\" role=\"note\">warning: " + escape(w) + "</p>\n";
+  if (r.scenarios.empty()) return out + "<p>(no scenarios)</p>\n</section>\n";
+  out += "<ul class=\"summary\">\n";
+  std::string incomplete;
+  for (std::size_t i = 0; i < r.scenarios.size(); ++i) {
+    const auto& s = r.scenarios[i];
+    std::size_t failed = 0, skipped = 0, interrupted = 0;
+    for (const auto& c : s.cases) {
+      if (c.status == result::case_status::ok) continue;
+      if (c.status == result::case_status::error) ++failed;
+      else if (c.status == result::case_status::skipped) ++skipped;
+      else ++interrupted;
+      incomplete += fmt::format(
+          "<li><a href=\"#scenario-{}\">{}</a> <code>{}</code>: <span class=\"{}\">{}</span>{}"
+          "</li>\n",
+          i, escape(s.name), breakable(c.id.empty() ? "default" : c.id), status_class(c.status),
+          escape(result::to_string(c.status)),
+          c.message.empty() ? "" : " \u2014 " + escape(c.message));
+    }
+    std::string counts = fmt::format("{} case(s)", s.cases.size());
+    if (failed > 0) counts += fmt::format(", {} failed", failed);
+    if (skipped > 0) counts += fmt::format(", {} skipped", skipped);
+    if (interrupted > 0) counts += fmt::format(", {} interrupted", interrupted);
+    out += fmt::format("<li><a href=\"#scenario-{}\">{}</a> ({}): {}{}</li>\n", i,
+                       escape(s.name), escape(s.kind), counts,
+                       s.verdict.empty() ? std::string(".")
+                                         : ". <strong>Verdict:</strong> " + escape(s.verdict));
+  }
+  out += "</ul>\n";
+  if (!incomplete.empty())
+    out += "<h3>Cases that did not complete</h3>\n<ul class=\"incomplete\">\n" + incomplete +
+           "</ul>\n";
+  return out + "</section>\n";
+}
+
 // A tune result's question answered first: the answer to paste, why, the trials as a chart.
 std::string tune_section(const result::tune_block& t) {
   std::string out =
@@ -205,17 +303,11 @@ std::string to_html(const result::run_result& r) {
         "<p class=\"warning\" role=\"note\">The run was interrupted: the result holds the "
         "cases completed before it stopped.</p>\n";
   out += "</header>\n";
-  if (!r.scenarios.empty()) {
-    out += "<nav aria-label=\"Scenarios\">\n<ul>\n";
-    for (std::size_t i = 0; i < r.scenarios.size(); ++i)
-      out += fmt::format("<li><a href=\"#scenario-{}\">{}</a> ({})</li>\n", i,
-                         escape(r.scenarios[i].name), escape(r.scenarios[i].kind));
-    out += "</ul>\n</nav>\n";
-  }
   out += "<main>\n";
   if (r.tune) out += tune_section(*r.tune);
-  out += environment_section(r);
+  out += summary_section(r);
   for (std::size_t i = 0; i < r.scenarios.size(); ++i) out += scenario_section(r.scenarios[i], i);
+  out += environment_section(r);
   out += "</main>\n<footer>\n<p>" + escape(detail::footer_line(r)) + "</p>\n</footer>\n";
   return out + "</body>\n</html>\n";
 }

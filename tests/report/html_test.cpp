@@ -205,7 +205,7 @@ TEST_CASE("the HTML table shows a transfer's link_fraction as \"% of link\"", "[
   const auto size = section(report::to_html(fixture()), 0);
   CHECK(size.find("<th scope=\"col\">% of link</th>") != std::string::npos);
   // pinned 1 MiB: a median of 11 GB/s over the 16 GB/s ceiling.
-  CHECK(size.find("68.8 ±") != std::string::npos);
+  CHECK(size.find("<td class=\"num\"><span>68.8</span> <span>±") != std::string::npos);
 }
 
 TEST_CASE("the HTML report is one self-contained page", "[report][html]") {
@@ -224,11 +224,23 @@ TEST_CASE("the HTML report is one self-contained page", "[report][html]") {
   CHECK(html.substr(html.size() - 8) == "</html>\n");
 }
 
-TEST_CASE("the HTML report has the environment and one section per scenario", "[report][html]") {
+TEST_CASE("the HTML report has the summary first, one section per scenario, the environment last",
+          "[report][html]") {
   const auto run = fixture();
   const auto html = report::to_html(run);
   CHECK(count(html, "<section class=\"scenario\"") == run.scenarios.size());
-  CHECK(html.find("<section id=\"environment\"") != std::string::npos);
+  // What a person looks for comes first; the environment is folded at the end.
+  const auto summary = html.find("<section id=\"summary\"");
+  const auto environment = html.find("<details id=\"environment\">");
+  REQUIRE(summary != std::string::npos);
+  REQUIRE(environment != std::string::npos);
+  CHECK(summary < html.find("<section class=\"scenario\""));
+  CHECK(environment > html.rfind("<section class=\"scenario\""));
+  // The summary names each scenario's verdict and the case that failed, with its message.
+  const auto summary_part = html.substr(summary, html.find("</section>", summary) - summary);
+  CHECK(summary_part.find("<strong>Verdict:</strong> data-bound") != std::string::npos);
+  CHECK(summary_part.find("1 failed") != std::string::npos);
+  CHECK(summary_part.find("cudaHostRegister failed") != std::string::npos);
   CHECK(html.find("<th scope=\"row\">host.cpu</th><td>Test CPU</td>") != std::string::npos);
   CHECK(html.find("<th scope=\"row\">host.memlock_limit_bytes</th><td>8 MiB (8388608)</td>") !=
         std::string::npos);
@@ -312,7 +324,7 @@ TEST_CASE("charts appear only where the result has data for them", "[report][htm
   const auto html = report::to_html(run);
   // A kind the report does not chart gets its table only.
   CHECK(section(html, 4).find("<svg") == std::string::npos);
-  CHECK(section(html, 4).find("<table class=\"cases\">") != std::string::npos);
+  CHECK(section(html, 4).find("<table class=\"cases\" data-scroll=\"data\">") != std::string::npos);
 
   // Allocator cases without timeline or segment map (older results) keep the counts and peaks.
   for (auto& c : run.scenarios[3].cases) c.extra = json::object();
@@ -452,4 +464,18 @@ TEST_CASE("the SVG layer escapes, formats ticks and survives empty data", "[repo
   const auto ticks = count(x_axis.substr(0, x_axis.find("</g>")), "text-anchor=\"middle\">");
   CHECK(ticks >= 4);
   CHECK(ticks <= 9 + 1);  // the ticks and the axis label
+}
+
+TEST_CASE("a long list in the environment is summarised, its values folded beneath",
+          "[report][html]") {
+  auto run = fixture();
+  json samples = json::array();
+  for (int i = 0; i < 31; ++i) samples.push_back(26.473526473526473 + i);
+  run.environment["timer"]["read_samples_ns"] = samples;
+  const auto html = report::to_html(run);
+  CHECK(html.find("<th scope=\"row\">timer.read_samples_ns</th><td><details class=\"values\">"
+                  "<summary>31 values, median 41.47, from 26.47 to 56.47</summary>26.47, 27.47") !=
+        std::string::npos);
+  // Not one unbroken line of full-precision numbers.
+  CHECK(html.find("26.473526473526473") == std::string::npos);
 }
