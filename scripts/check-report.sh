@@ -13,7 +13,8 @@
 #   --page      check this HTML page as it is (no pinbench run, no report): a report or a
 #               `pinbench compare --html` page
 #   --compare   check a comparison page instead: measure two small results on the host
-#               backend and write `pinbench compare --html` of them
+#               backend, the second slowed by a host fault, and write the failing
+#               `pinbench compare --html` of them
 #
 # Needs Debian's `chromium` (or the browser PINBENCH_CHROMIUM names). Without it the check is
 # skipped (exit 77, which ctest reports as skipped) unless PINBENCH_INSTALL_CHROMIUM=1, which
@@ -92,15 +93,22 @@ quick=(--backend host --quiet --set sampling.warmup=0 --set sampling.min_samples
 if [[ -n $page_in ]]; then
   cp "$page_in" "$report"
 elif [[ $compare == 1 ]]; then
-  # Two results of the same small run: every gated metric gets its samples and its interval.
+  # Two results of the same small run, the candidate's copies and compute made 4x slower
+  # (--host-fault slow=300%): a gate that fails, as a person meets it, with regressions to read
+  # and every gated metric's samples and interval; 5 samples a side, so that the slowdown is
+  # told from the noise.
   for side in base candidate; do
+    fault=()
+    [[ $side == candidate ]] && fault=(--host-fault slow=300%)
     "$pinbench" run builtin:transfer-modes builtin:allocator-fragmentation "${quick[@]}" \
-      --out "$out_dir/$side.json" >"$out_dir/run-$side.txt" || [[ $? -eq 1 ]] ||
+      --set sampling.min_samples=5 --set sampling.max_samples=5 "${fault[@]}" --out "$out_dir/$side.json" >"$out_dir/run-$side.txt" || [[ $? -eq 1 ]] ||
       fail "pinbench run failed (see $out_dir/run-$side.txt)"
   done
   report=$out_dir/compare.html
-  "$pinbench" compare "$out_dir/base.json" "$out_dir/candidate.json" --fail-on never \
-    --html "$report" >"$out_dir/compare.txt" || fail "pinbench compare failed"
+  code=0
+  "$pinbench" compare "$out_dir/base.json" "$out_dir/candidate.json" \
+    --html "$report" >"$out_dir/compare.txt" || code=$?
+  [[ $code -le 1 ]] || fail "pinbench compare failed (exit $code, see $out_dir/compare.txt)"
 elif [[ -z $result ]]; then
   result=$out_dir/result.json
   # Quick sampling: the check is about the page, not the figures. The scenarios cover every
@@ -193,6 +201,86 @@ if [[ $problems != 0 ]]; then
   fail "$(sed -n '/^PROBLEMS/,/^END/p' <<<"$findings" | sed '1d;$d')"
 fi
 
-echo "check-report: passed: $charts charts drawn, no console messages"
-echo "check-report: report:     $report"
-echo "check-report: screenshot: $out_dir/screenshot.png"
+# ---- the layout, as a person sees it, at two widths ----------------------------------------
+# Every <details> is opened first (what is folded must fit too), after the first screen was
+# judged as it comes. Limits: no page-wide horizontal scroll; no table wider than its container
+# (at 800 px a table marked data-scroll="data", the cases of a scenario, may scroll inside its
+# own box, as a data table is expected to; at 1280 px none may); no table row taller than
+# 160 px; every chart inside the visible width; the first section is not the environment; on a
+# comparison, the outcome and the first verdict's reason are on the first screen.
+layout_probe=$(cat <<'EOF'
+<script>
+(function () {
+  var strict = window.innerWidth >= 1200, problems = [], notes = [];
+  var view = document.documentElement.clientWidth, screen = window.innerHeight;
+  var first = document.querySelector('main > section, main > details');
+  if (first && first.id === 'environment') problems.push('the first section is the environment');
+  var outcome = document.querySelector('.outcome');
+  if (outcome && outcome.getBoundingClientRect().bottom > screen)
+    problems.push('the outcome is below the first screen');
+  var card = document.querySelector('#attention .card');
+  if (card) {
+    var reason = card.querySelector('.reason') || card;
+    var b = reason.getBoundingClientRect();
+    if (b.top > screen) problems.push('the first verdict needing attention is below the first screen');
+    if (b.right > view + 1) problems.push("the first verdict's reason runs past the window");
+  }
+  document.querySelectorAll('details').forEach(function (d) { d.open = true; });
+  var page = document.documentElement.scrollWidth;
+  if (page > view + 1) problems.push('the page scrolls sideways: ' + page + ' px wide in ' + view);
+  document.querySelectorAll('table').forEach(function (t, i) {
+    var name = (t.className || 'table') + ' #' + i;
+    var box = t.parentElement.clientWidth, wide = t.getBoundingClientRect().width;
+    if (wide > box + 1) {
+      if (!strict && t.getAttribute('data-scroll') === 'data')
+        notes.push(name + ' scrolls in its box (a data table): ' + Math.round(wide) + ' px in ' + box);
+      else problems.push(name + ' is clipped: ' + Math.round(wide) + ' px in ' + box);
+    }
+    var tallest = 0;
+    t.querySelectorAll('tr').forEach(function (r) {
+      tallest = Math.max(tallest, r.getBoundingClientRect().height);
+    });
+    if (tallest > 160) problems.push(name + ': a row is ' + Math.round(tallest) + ' px tall');
+  });
+  document.querySelectorAll('svg.chart').forEach(function (s) {
+    var b = s.getBoundingClientRect();
+    if (b.left < -1 || b.right > view + 1) problems.push(s.id + ': the chart runs past the window');
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'pinbench-layout';
+  pre.textContent = 'NOTES\n' + notes.join('\n') + '\nPROBLEMS ' + problems.length + '\n' +
+                    problems.join('\n') + '\nEND';
+  document.body.appendChild(pre);
+})();
+</script>
+EOF
+)
+page=$(<"$report")
+page=${page/"default-src 'none';"/"default-src 'none'; script-src 'unsafe-inline';"}
+page=${page/"</body>"/"$layout_probe"$'\n'"</body>"}
+printf '%s\n' "$page" >"$out_dir/layout-probe.html"
+layout_problems=
+for width in 1280 800; do
+  browse "$out_dir/screenshot-$width.log" --screenshot="$out_dir/screenshot-$width.png" \
+    --window-size="$width,900" --hide-scrollbars "file://$report" >/dev/null ||
+    fail "chromium could not take the $width px screenshot"
+  browse "$out_dir/layout-$width.log" --dump-dom --window-size="$width,900" \
+    "file://$out_dir/layout-probe.html" >"$out_dir/layout-$width.html" ||
+    fail "chromium could not load the page at $width px (see $out_dir/layout-$width.log)"
+  found=$(sed -n '/<pre id="pinbench-layout">/,/^END/p' "$out_dir/layout-$width.html" |
+          sed 's/.*<pre id="pinbench-layout">//')
+  [[ -n $found ]] || fail "the layout probe did not run at $width px"
+  sed -n '/^NOTES/,/^PROBLEMS/p' <<<"$found" | sed '1d;$d;/^$/d' |
+    sed "s/^/check-report: $width px: /"
+  if [[ $(sed -n 's/^PROBLEMS \([0-9]*\)$/\1/p' <<<"$found") != 0 ]]; then
+    layout_problems+=$(sed -n '/^PROBLEMS/,/^END/p' <<<"$found" | sed '1d;$d' |
+                       sed "s/^/$width px: /")$'\n'
+  fi
+done
+[[ -z $layout_problems ]] || fail "the layout, at 1280 x 900 and 800 x 900:"$'\n'"$layout_problems"
+
+echo "check-report: passed: $charts charts drawn, no console messages, the layout holds at" \
+     "1280 and 800 px"
+echo "check-report: page:        $report"
+echo "check-report: screenshots: $out_dir/screenshot.png $out_dir/screenshot-1280.png" \
+     "$out_dir/screenshot-800.png"

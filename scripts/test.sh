@@ -34,8 +34,10 @@ status=0
 ran() { summary+=("$(printf '%-6s %-10s %s' "$1:" "$2" "($(elapsed "$3"))")"); }
 
 # Every package any stage needs, once, before the first stage: clang and its sanitizer and
-# fuzzer runtimes (asan, fuzz), clang-tidy (lint), python3 (tsan's test selection, script tests).
-PINBENCH_SETUP_ONLY_PACKAGES=1 PINBENCH_EXTRA_PACKAGES="clang libclang-rt-14-dev clang-tidy python3" \
+# fuzzer runtimes (asan, fuzz), clang-tidy (lint), python3 (tsan's test selection, script tests),
+# chromium (the suite renders the report and compare pages in it: scripts/check-report.sh).
+PINBENCH_SETUP_ONLY_PACKAGES=1 \
+  PINBENCH_EXTRA_PACKAGES="clang libclang-rt-14-dev clang-tidy python3 chromium" \
   "$root/scripts/setup.sh"
 ccache_counts() {  # "hits misses" so far, from ccache's statistics
   command -v ccache >/dev/null 2>&1 || { echo "0 0"; return; }
