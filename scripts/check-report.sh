@@ -182,10 +182,16 @@ probe=$(cat <<'EOF'
 </script>
 EOF
 )
-page=$(<"$report")
-page=${page/"default-src 'none';"/"default-src 'none'; script-src 'unsafe-inline';"}
-page=${page/"</body>"/"$probe"$'\n'"</body>"}
-printf '%s\n' "$page" >"$out_dir/report-probe.html"
+# A copy of the page with a probe script in it, and a policy that allows inline script and
+# nothing else: with_probe SCRIPT COPY.
+with_probe() {
+  local page
+  page=$(<"$report")
+  page=${page/"default-src 'none';"/"default-src 'none'; script-src 'unsafe-inline';"}
+  page=${page/"</body>"/"$1"$'\n'"</body>"}
+  printf '%s\n' "$page" >"$2"
+}
+with_probe "$probe" "$out_dir/report-probe.html"
 browse "$out_dir/probe.log" --dump-dom --window-size=1200,3000 "file://$out_dir/report-probe.html" \
   >"$out_dir/probe-dom.html" || fail "chromium could not load the page (see $out_dir/probe.log)"
 errors=$(console_errors "$out_dir/probe.log")
@@ -255,10 +261,7 @@ layout_probe=$(cat <<'EOF'
 </script>
 EOF
 )
-page=$(<"$report")
-page=${page/"default-src 'none';"/"default-src 'none'; script-src 'unsafe-inline';"}
-page=${page/"</body>"/"$layout_probe"$'\n'"</body>"}
-printf '%s\n' "$page" >"$out_dir/layout-probe.html"
+with_probe "$layout_probe" "$out_dir/layout-probe.html"
 layout_problems=
 for width in 1280 800; do
   browse "$out_dir/screenshot-$width.log" --screenshot="$out_dir/screenshot-$width.png" \
