@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
+#include "skip.hpp"
 #include "support.hpp"
 #include "test_paths.hpp"
 
@@ -79,10 +80,15 @@ TEST_CASE("an output path that cannot be written is refused before measuring", "
 }
 
 TEST_CASE("backend cuda without a usable device is an environment error (exit 3)", "[app][cli]") {
-  if (std::getenv("PINBENCH_EXPECT_GPU") != nullptr) return;  // on a GPU machine cuda works
+  if (std::getenv("PINBENCH_EXPECT_GPU") != nullptr) {
+    pinbench::testing::skip_case(
+        "a GPU machine (PINBENCH_EXPECT_GPU): the cuda backend works here");
+    return;
+  }
   const auto o = run_pinbench(std::string("run builtin:transfer-modes --backend cuda") + k_tiny);
   if (o.code == 0) {
-    WARN("a CUDA device is usable here; the no-device path is not exercised");
+    pinbench::testing::skip_case(
+        "a CUDA device is usable here; the no-device path is not exercised");
     return;
   }
   CHECK(o.code == 3);

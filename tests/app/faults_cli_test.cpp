@@ -30,6 +30,7 @@
 #include "cli_runner.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "skip.hpp"
 #include "support.hpp"
 #include "test_paths.hpp"
 
@@ -424,14 +425,14 @@ TEST_CASE("faults: --host-fault no-host-register: registered cases are skipped w
 TEST_CASE("faults: a real RLIMIT_MEMLOCK of 64 KiB: warnings name it, pinned_limit quotes it",
           "[app][faults][mlock]") {
   if (!have("prlimit") || !have("setpriv")) {
-    WARN("prlimit or setpriv (util-linux) is missing: the RLIMIT_MEMLOCK test is skipped");
+    pinbench::testing::skip_case("prlimit or setpriv (util-linux) is missing");
     return;
   }
   // As root, CAP_IPC_LOCK lets mlock ignore the limit: the child runs without it.
   const std::string wrap =
       "prlimit --memlock=65536:65536 setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock ";
   if (run_shell(wrap + "true").code != 0) {
-    WARN("setpriv cannot drop CAP_IPC_LOCK here: the RLIMIT_MEMLOCK test is skipped");
+    pinbench::testing::skip_case("setpriv cannot drop CAP_IPC_LOCK here");
     return;
   }
   const fs::path dir = fresh_dir("faults-memlock");
