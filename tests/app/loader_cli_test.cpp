@@ -15,6 +15,7 @@
 #include "image/image_set.hpp"
 #include "image/jpeg.hpp"
 #include "support.hpp"
+#include "test_paths.hpp"
 
 namespace fs = std::filesystem;
 using pinbench::testing::fresh_dir;
@@ -83,6 +84,41 @@ TEST_CASE("loader: bad params exit 2 with one line, a failing worker is a failed
     CHECK(c.at("status") == "error");
     CHECK(c.at("message").get<std::string>().find("sample 20") != std::string::npos);
   }
+}
+
+TEST_CASE("loader: loader-machinery runs thread workers at 0 and 2 on free samples, and its "
+          "reference file applies to the result", "[app][loader]") {
+  const fs::path dir = fresh_dir("loader-machinery");
+  const std::string out = (dir / "r.json").string();
+  // Fewer samples and one run: what is checked here is the shape, not the speed (that is the
+  // benchmark's: results/loader-peer-host/NOTES.md).
+  const auto o = run_pinbench("run builtin:loader-machinery --backend host --quiet --out " + out +
+                              " --set dataset.samples=512 --set sampling.warmup=0"
+                              " --set sampling.min_samples=1 --set sampling.max_samples=1");
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  std::ifstream in(out);
+  const auto j = nlohmann::json::parse(in);
+  const auto& cases = j.at("scenarios").at(0).at("cases");
+  REQUIRE(cases.size() == 2);
+  CHECK(cases.at(0).at("id") == "num_workers=0");
+  CHECK(cases.at(1).at("id") == "num_workers=2");
+  for (const auto& c : cases) {
+    CHECK(c.at("status") == "ok");
+    CHECK(c.at("info").at("verified") == true);
+    CHECK(c.at("params").at("worker_method") == "thread");
+    CHECK(c.at("params").at("dataset").at("sample_bytes") == "64");
+  }
+  CHECK(cases.at(1).at("info").at("worker_method") == "thread");
+  // The references select this result and judge both cases: exit 0 (inside) or 1 (outside,
+  // on a machine loaded by other tests), never a malformed file (2) or nothing judged (3).
+  const std::string refs =
+      (fs::path(pinbench::testing::source_dir()) / "results/loader-peer-host/machinery-refs.json")
+          .string();
+  const auto check = run_pinbench("check " + out + " --reference " + refs);
+  INFO(check.out << check.err);
+  CHECK((check.code == 0 || check.code == 1));
+  CHECK(check.out.find("num_workers=2  samples_per_s") != std::string::npos);
 }
 
 namespace {
