@@ -96,6 +96,23 @@ int info(const info_args& a) {
   const auto launch = dist::detect_launch();
   out["launch"] = {{"launcher", launch.launcher}, {"rank", launch.rank}, {"size", launch.size},
                    {"local_rank", launch.local_rank}, {"local_size", launch.local_size}};
+  // The transport `run` would use here, and why; a launch whose transport cannot be had says
+  // why not instead (info itself never fails on it).
+  std::string transport_line;
+  try {
+    const auto choice = dist::choose_transport(launch);
+    out["launch"]["transport"] = choice.transport;
+    out["launch"]["transport_reason"] = choice.why;
+    transport_line = fmt::format("{} ({})", choice.transport, choice.why);
+    if (choice.transport == "tcp") {
+      out["launch"]["rendezvous"] = fmt::format("{}:{}", choice.host, choice.port);
+      transport_line += fmt::format(", rank 0 listens at {}:{}", choice.host, choice.port);
+    }
+  } catch (const error& e) {
+    out["launch"]["transport"] = nullptr;
+    out["launch"]["transport_reason"] = e.what();
+    transport_line = fmt::format("none: {}", e.what());
+  }
   if (a.format == "json") {
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
@@ -112,6 +129,7 @@ int info(const info_args& a) {
                                    : fmt::format("{}: rank {} of {}, local rank {} of {}", launch.launcher,
                                                  launch.rank, launch.size, launch.local_rank,
                                                  launch.local_size).c_str());
+  std::printf("  transport %s\n", transport_line.c_str());
   if (out.contains("device")) {
     const auto& d = out["device"];
     std::printf("device\n");

@@ -1,11 +1,11 @@
 #include "dist/communicator.hpp"
 
-#include <cstdlib>
-
 #include <fmt/format.h>
 
+#include "dist/environment.hpp"
 #include "dist/mpi.hpp"
 #include "dist/single.hpp"
+#include "dist/slurm.hpp"
 #include "dist/tcp.hpp"
 
 namespace pinbench::dist {
@@ -21,23 +21,22 @@ std::size_t size_of(element e) noexcept {
 
 namespace {
 
-std::string variable(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
+transport_choice tcp_at(const host_port& at, std::string why) {
+  return {"tcp", std::move(why), at.host, at.port};
 }
 
 // torchrun's rendezvous: MASTER_ADDR, and the port after MASTER_PORT (which torchrun's agent
 // may hold itself).
-host_port torchrun_rendezvous() {
-  std::string address = variable("MASTER_ADDR");
-  std::string port = variable("MASTER_PORT");
-  if (address.empty() || port.empty()) {
+host_port torchrun_rendezvous(const environment& env) {
+  auto address = env.get("MASTER_ADDR");
+  auto port = env.get("MASTER_PORT");
+  if (!address || !port) {
     throw environment_error(fmt::format(
         "launched by torchrun, but {} is not set: the tcp transport meets at MASTER_ADDR, port "
         "MASTER_PORT + 1 (or set PINBENCH_RENDEZVOUS=host:port)",
-        address.empty() ? "MASTER_ADDR" : "MASTER_PORT"));
+        !address ? "MASTER_ADDR" : "MASTER_PORT"));
   }
-  host_port at = parse_host_port(address + ":" + port, "environment MASTER_PORT");
+  host_port at = parse_host_port(*address + ":" + *port, "environment MASTER_PORT");
   if (at.port == 65535) {
     throw input_error({}, "environment MASTER_PORT",
                       "expected a port below 65535 (pinbench listens on MASTER_PORT + 1), got "
@@ -47,22 +46,90 @@ host_port torchrun_rendezvous() {
   return at;
 }
 
+// An srun step over tcp: the others look for rank 0 on the step's first node, so rank 0 must
+// run there (srun's block and cyclic distributions put it there; an arbitrary one may not).
+transport_choice srun_tcp(const launch_info& launch, const environment& env, std::string why) {
+  const auto at = slurm::step_rendezvous(env);
+  if (launch.rank == 0) {
+    if (auto node = env.get("SLURMD_NODENAME"); node && *node != at.host) {
+      throw environment_error(fmt::format(
+          "rank 0 runs on {}, not on {} where the other ranks look for it ({}): set "
+          "PINBENCH_RENDEZVOUS={}:PORT for every rank",
+          *node, at.host, at.from, *node));
+    }
+  }
+  return {"tcp", fmt::format("{}; rendezvous: {}", why, at.from), at.host, at.port};
+}
+
+transport_choice srun_transport(const launch_info& launch, const environment& env,
+                                const std::string& forced,
+                                const std::function<std::string()>& mpi_reason) {
+  if (forced == "mpi") return {"mpi", "PINBENCH_TRANSPORT=mpi", {}, 0};
+  if (forced == "tcp") return srun_tcp(launch, env, "PINBENCH_TRANSPORT=tcp");
+  const auto offer = slurm::offered_pmi(env);
+  using kind = slurm::pmi_offer::kind;
+  if (offer.offered == kind::pmix) {
+    std::string cannot = mpi_reason();
+    if (cannot.empty()) {
+      return {"mpi", fmt::format("srun's step offers PMIx ({})", offer.evidence), {}, 0};
+    }
+    return srun_tcp(launch, env,
+                    fmt::format("srun's step offers PMIx ({}), but MPI support cannot be loaded: "
+                                "{}",
+                                offer.evidence, cannot));
+  }
+  if (offer.offered == kind::pmi2) {
+    return srun_tcp(launch, env,
+                    fmt::format("srun's step offers PMI-2 only ({}), and pinbench starts MPI "
+                                "under srun from PMIx; PINBENCH_TRANSPORT=mpi tries MPI anyway",
+                                offer.evidence));
+  }
+  return srun_tcp(launch, env,
+                  fmt::format("srun's step offers no PMI to start MPI from ({})", offer.evidence));
+}
+
 }  // namespace
 
-std::unique_ptr<communicator> connect(const launch_info& launch, timeout limit) {
+transport_choice choose_transport(const launch_info& launch, const getenv_fn& getenv,
+                                  const std::function<std::string()>& mpi_reason) {
   // One process has no one to talk to, whatever started it: no MPI, no socket.
-  if (launch.size <= 1) return make_single();
-  if (std::string rendezvous = variable("PINBENCH_RENDEZVOUS"); !rendezvous.empty()) {
-    auto at = parse_host_port(rendezvous, "environment PINBENCH_RENDEZVOUS");
-    return connect_tcp(launch.rank, launch.size, at.host, at.port, limit);
+  if (launch.size <= 1) return {"single", "one process", {}, 0};
+  const environment env(getenv);
+  std::string forced = env.get("PINBENCH_TRANSPORT").value_or("auto");
+  if (forced != "auto" && forced != "mpi" && forced != "tcp") {
+    throw input_error({}, "environment PINBENCH_TRANSPORT",
+                      fmt::format("expected auto, mpi or tcp, got \"{}\"", forced));
   }
+  if (forced != "mpi") {
+    if (auto rendezvous = env.get("PINBENCH_RENDEZVOUS")) {
+      return tcp_at(parse_host_port(*rendezvous, "environment PINBENCH_RENDEZVOUS"),
+                    fmt::format("PINBENCH_RENDEZVOUS={}", *rendezvous));
+    }
+  }
+  if (launch.launcher == "srun") return srun_transport(launch, env, forced, mpi_reason);
+  if (forced == "mpi") return {"mpi", "PINBENCH_TRANSPORT=mpi", {}, 0};
   if (launch.launcher == "torchrun") {
-    auto at = torchrun_rendezvous();
-    return connect_tcp(launch.rank, launch.size, at.host, at.port, limit);
+    return tcp_at(torchrun_rendezvous(env), "torchrun: MASTER_ADDR, port MASTER_PORT + 1");
   }
-  if (launch.launcher == "mpirun" || launch.launcher == "srun") return connect_mpi(launch);
+  if (launch.launcher == "mpirun") {
+    if (forced == "tcp") {
+      throw environment_error(
+          "PINBENCH_TRANSPORT=tcp under mpirun needs PINBENCH_RENDEZVOUS=host:port (where rank 0 "
+          "listens)");
+    }
+    return {"mpi", "launched by mpirun", {}, 0};
+  }
   throw environment_error(fmt::format("{} ranks, but no launcher pinbench knows (\"{}\")",
                                       launch.size, launch.launcher));
+}
+
+std::unique_ptr<communicator> connect(const launch_info& launch, timeout limit) {
+  const auto choice = choose_transport(launch);
+  if (choice.transport == "single") return make_single();
+  if (choice.transport == "tcp") {
+    return connect_tcp(launch.rank, launch.size, choice.host, choice.port, limit);
+  }
+  return connect_mpi(launch);
 }
 
 }  // namespace pinbench::dist

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -47,8 +48,8 @@ class communicator {
   virtual ~communicator() = default;
   [[nodiscard]] virtual int rank() const noexcept = 0;
   [[nodiscard]] virtual int size() const noexcept = 0;
-  /// "single" (one process), "mpi" (the MPI library the launch brought), "tcp" (torchrun:
-  /// MASTER_ADDR, port MASTER_PORT + 1, or PINBENCH_RENDEZVOUS=host:port).
+  /// "single" (one process), "mpi" (the MPI library the launch brought), "tcp" (pinbench's own
+  /// sockets: torchrun, srun without PMIx, PINBENCH_RENDEZVOUS; choose_transport).
   [[nodiscard]] virtual std::string_view transport() const noexcept = 0;
 
   virtual void barrier(timeout limit) = 0;
@@ -84,13 +85,36 @@ class communicator {
   [[noreturn]] virtual void abort(int exit_code, std::string_view why) = 0;
 };
 
-/// The communicator for this launch: "single" when not launched; MPI under mpirun and srun
-/// when the MPI support (libpinbench_mpi.so beside the executable, or PINBENCH_MPI_PLUGIN) loads;
-/// tcp under torchrun. Throws environment_error (exit 3) when the launch needs a transport that
-/// cannot be had, naming it and why.
-[[nodiscard]] std::unique_ptr<communicator> connect(const launch_info& launch, timeout limit);
+/// Which transport a launch's ranks use, and why: what connect() does and `pinbench info` says.
+struct transport_choice {
+  std::string transport;  ///< "single", "mpi" or "tcp"
+  std::string why;        ///< in words, with the variables that decided it
+  std::string host;       ///< tcp: where rank 0 listens and the others connect
+  int port = 0;
+};
 
 /// What `pinbench info` says of MPI here: "" when the support loads, else why not.
 [[nodiscard]] std::string mpi_unavailable_reason();
+
+/// The transport of a launch, from the environment (`getenv`; empty: the process's own):
+/// - one process: single;
+/// - PINBENCH_TRANSPORT=mpi|tcp (default auto) forces one; PINBENCH_RENDEZVOUS=host:port
+///   makes it tcp at that address unless mpi is forced;
+/// - torchrun: tcp at MASTER_ADDR, port MASTER_PORT + 1;
+/// - mpirun: MPI;
+/// - srun: MPI when the step offers PMIx and the MPI support loads (`mpi_reason` returns ""),
+///   else tcp on the step's first node at a port derived from the job and step ids
+///   (PINBENCH_RENDEZVOUS_PORT overrides it; dist/slurm.hpp).
+/// Throws input_error (exit 2) for a malformed variable, environment_error (exit 3) when the
+/// launch's transport cannot be had (a variable it needs is missing, rank 0 is not on the node
+/// the others will look for it on).
+[[nodiscard]] transport_choice choose_transport(
+    const launch_info& launch, const getenv_fn& getenv = {},
+    const std::function<std::string()>& mpi_reason = mpi_unavailable_reason);
+
+/// The communicator for this launch, over choose_transport's transport: bounded by `limit` to
+/// meet the others (tcp). Throws environment_error (exit 3) when the transport cannot be had,
+/// naming it and why.
+[[nodiscard]] std::unique_ptr<communicator> connect(const launch_info& launch, timeout limit);
 
 }  // namespace pinbench::dist

@@ -1,51 +1,17 @@
 #include "dist/launch.hpp"
 
 #include <algorithm>
-#include <charconv>
-#include <cstdlib>
 #include <optional>
-#include <string_view>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "dist/environment.hpp"
+#include "dist/slurm.hpp"
 
 namespace pinbench::dist {
 
 namespace {
-
-// An empty value counts as unset: scripts often `export RANK=` to clear a variable.
-class environment {
- public:
-  explicit environment(const std::function<const char*(const char*)>& getenv) : getenv_(getenv) {}
-
-  [[nodiscard]] std::optional<std::string> get(const char* name) const {
-    const char* value = getenv_ ? getenv_(name) : std::getenv(name);
-    if (value == nullptr || *value == '\0') return std::nullopt;
-    return std::string(value);
-  }
-  [[nodiscard]] bool has(const char* name) const { return get(name).has_value(); }
-
-  /// The variable as an integer; nullopt when unset; input_error when it is not one.
-  [[nodiscard]] std::optional<int> integer(const char* name) const {
-    auto text = get(name);
-    if (!text) return std::nullopt;
-    if (auto value = parse(*text)) return value;
-    throw input_error({}, fmt::format("environment {}", name),
-                      fmt::format("expected an integer, got \"{}\"", *text));
-  }
-
-  [[nodiscard]] static std::optional<int> parse(std::string_view text) {
-    int value = 0;
-    const char* end = text.data() + text.size();
-    auto [ptr, ec] = std::from_chars(text.data(), end, value);
-    if (ec != std::errc{} || ptr != end) return std::nullopt;
-    return value;
-  }
-
- private:
-  const std::function<const char*(const char*)>& getenv_;
-};
 
 [[noreturn]] void malformed(const char* name, const std::string& value, const std::string& want) {
   throw input_error({}, fmt::format("environment {}", name),
@@ -99,30 +65,6 @@ launch_info from_mpirun(const environment& env) {
   return info;
 }
 
-/// This node's entry of SLURM_STEP_TASKS_PER_NODE ("2(x3),1": two tasks on each of the first
-/// three nodes, one on the fourth); nullopt when it cannot be read.
-std::optional<int> slurm_step_tasks_on_node(const std::string& spec, int node) {
-  std::string_view rest = spec;
-  while (!rest.empty()) {
-    auto comma = rest.find(',');
-    std::string_view item = rest.substr(0, comma);
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-    int repeat = 1;
-    if (auto open = item.find("(x"); open != std::string_view::npos) {
-      if (item.back() != ')') return std::nullopt;
-      auto count = environment::parse(item.substr(open + 2, item.size() - open - 3));
-      if (!count || *count < 1) return std::nullopt;
-      repeat = *count;
-      item = item.substr(0, open);
-    }
-    auto tasks = environment::parse(item);
-    if (!tasks || *tasks < 1) return std::nullopt;
-    if (node < repeat) return tasks;
-    node -= repeat;
-  }
-  return std::nullopt;
-}
-
 launch_info from_srun(const environment& env) {
   launch_info info;
   info.launcher = "srun";
@@ -141,7 +83,7 @@ launch_info from_srun(const environment& env) {
     auto spec = env.get("SLURM_STEP_TASKS_PER_NODE");
     auto node = env.get("SLURM_NODEID");
     auto node_id = node ? environment::parse(*node) : std::nullopt;
-    if (spec && node_id && *node_id >= 0) local_size = slurm_step_tasks_on_node(*spec, *node_id);
+    if (spec && node_id && *node_id >= 0) local_size = slurm::tasks_on_node(*spec, *node_id);
   }
   if (!local_size) local_size = std::max(*local_rank + 1, 1);
   if (*local_rank < 0 || *local_rank >= *local_size) {
@@ -165,10 +107,14 @@ launch_info from_torchrun(const environment& env) {
 
 }  // namespace
 
-launch_info detect_launch(const std::function<const char*(const char*)>& getenv) {
+launch_info detect_launch(const getenv_fn& getenv) {
   environment env(getenv);
   if (env.has("OMPI_COMM_WORLD_RANK") || env.has("OMPI_COMM_WORLD_SIZE")) return from_mpirun(env);
-  if (env.has("SLURM_PROCID")) return from_srun(env);
+  // A task of an srun step has a step id; a batch script (sbatch) has SLURM_PROCID=0 and the
+  // job's SLURM_NTASKS too, but no step: it is one process, which srun may start many of.
+  if (env.has("SLURM_PROCID") && env.get_either("SLURM_STEP_ID", "SLURM_STEPID")) {
+    return from_srun(env);
+  }
   if (env.has("RANK") || env.has("WORLD_SIZE")) return from_torchrun(env);
   return {};
 }

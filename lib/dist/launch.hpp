@@ -3,8 +3,9 @@
 // (RANK / WORLD_SIZE / LOCAL_RANK / LOCAL_WORLD_SIZE). pinbench has no launcher of its own.
 #pragma once
 
-#include <functional>
 #include <string>
+
+#include "dist/environment.hpp"
 
 namespace pinbench::dist {
 
@@ -17,11 +18,10 @@ struct launch_info {
 
 /// Reads the launcher's variables through `getenv` (the process environment by default). When
 /// several launchers' variables are present, mpirun's win, then srun's, then torchrun's (an
-/// `srun` inside an allocation also sets SLURM_* for a plain process: SLURM_NTASKS alone is not
-/// a launch, SLURM_PROCID is). Throws input_error (exit 2) for a malformed environment: a value
+/// allocation also sets SLURM_* for a plain process: SLURM_NTASKS alone is not a launch, and
+/// neither is a batch script's SLURM_PROCID without a step id; a task of an srun step is). Throws input_error (exit 2) for a malformed environment: a value
 /// that is not an integer, a rank outside [0, size), a size below 1, one variable of a pair
 /// without the other; the message names the variable and what it holds.
-[[nodiscard]] launch_info detect_launch(
-    const std::function<const char*(const char*)>& getenv = {});
+[[nodiscard]] launch_info detect_launch(const getenv_fn& getenv = {});
 
 }  // namespace pinbench::dist

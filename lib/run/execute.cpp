@@ -34,7 +34,7 @@ outcome execute(const plan& p, const execute_options& options) {
   }
   if (launched) {
     result.process = process_block();
-    const auto entry = rank_entry(options.launch, result.environment);
+    const auto entry = rank_entry(options.launch, world.transport(), result.environment);
     if (result.lost_rank.is_null()) {
       try {
         result = gather_ranks(world, result, entry, p.rank_timeout);

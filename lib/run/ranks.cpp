@@ -25,11 +25,14 @@ void check_same_inputs(dist::communicator& world, const std::string& fingerprint
                                 fmt::join(differing, ", ")));
 }
 
-nlohmann::json rank_entry(const dist::launch_info& launch, const nlohmann::json& environment) {
+nlohmann::json rank_entry(const dist::launch_info& launch, std::string_view transport,
+                          const nlohmann::json& environment) {
   nlohmann::json e;
   e["rank"] = launch.rank;
   e["local_rank"] = launch.local_rank;
   e["host"] = read_host_info().hostname;
+  e["launcher"] = launch.launcher;
+  e["transport"] = std::string(transport);
   e["backend"] = environment.value("backend", "");
   e["device"] = environment.value("device", nlohmann::json::object());
   return e;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,8 +18,10 @@ namespace pinbench::run {
 void check_same_inputs(dist::communicator& world, const std::string& fingerprint,
                        dist::timeout limit);
 
-/// This rank's entry of the result's `ranks` block: rank, local_rank, host, backend, device.
+/// This rank's entry of the result's `ranks` block: rank, local_rank, host, launcher, transport
+/// (how the ranks talked: "mpi", "tcp"), backend, device.
 [[nodiscard]] nlohmann::json rank_entry(const dist::launch_info& launch,
+                                        std::string_view transport,
                                         const nlohmann::json& environment);
 
 /// Every rank's result as one (rank 0's run facts and environment): each scenario holds every

@@ -168,7 +168,10 @@ TEST_CASE("connect: mpirun without the MPI plugin is an environment error naming
   CHECK_THROWS_WITH(connect(launched_by("mpirun", 0, 2), 1s),
                     Catch::Contains("launched by mpirun with 2 ranks, but MPI support cannot be "
                                     "loaded: /nonexistent/libpinbench_mpi.so"));
+  // srun without PMIx falls back to tcp, which needs the step's nodes (none here).
   CHECK_THROWS_AS(connect(launched_by("srun", 1, 2), 1s), pinbench::environment_error);
+  CHECK_THROWS_WITH(connect(launched_by("srun", 1, 2), 1s),
+                    Catch::Contains("neither SLURM_STEP_NODELIST nor SLURM_JOB_NODELIST"));
   CHECK_THAT(mpi_unavailable_reason(), Catch::Contains("/nonexistent/libpinbench_mpi.so"));
 }
 

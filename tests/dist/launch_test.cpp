@@ -36,7 +36,7 @@ const env_map mpirun{{"OMPI_COMM_WORLD_RANK", "1"},
                      {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
                      {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}};
 const env_map srun{{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"},
-                   {"SLURM_NTASKS_PER_NODE", "4"}};
+                   {"SLURM_NTASKS_PER_NODE", "4"}, {"SLURM_JOB_ID", "7"}, {"SLURM_STEP_ID", "0"}};
 const env_map torchrun{{"RANK", "2"}, {"WORLD_SIZE", "3"}, {"LOCAL_RANK", "0"},
                        {"LOCAL_WORLD_SIZE", "1"}};
 
@@ -67,6 +67,11 @@ TEST_CASE("no launcher: one process", "[dist][launch]") {
   CHECK_FALSE(info.launched());
   // An allocation's SLURM_NTASKS without SLURM_PROCID is not a launch; empty values are unset.
   CHECK_FALSE(detect({{"SLURM_NTASKS", "8"}, {"SLURM_JOB_ID", "7"}}).launched());
+  // A batch script (sbatch -n 2) has SLURM_PROCID=0 and SLURM_NTASKS=2 but no step: it is one
+  // process, which srun may start many of (the variables of Slurm 22.05's batch step).
+  CHECK_FALSE(detect({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_NPROCS", "2"},
+                      {"SLURM_LOCALID", "0"}, {"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "vm"}})
+                   .launched());
   CHECK_FALSE(detect({{"RANK", ""}, {"WORLD_SIZE", ""}}).launched());
 }
 
@@ -108,7 +113,7 @@ TEST_CASE("each launcher's variables", "[dist][launch]") {
     CHECK(detect(with(srun, "SLURM_NTASKS_PER_NODE", "2,1")).local_size == 2);
   }
   SECTION("srun: SLURM_NPROCS for an older Slurm") {
-    auto info = detect({{"SLURM_PROCID", "0"}, {"SLURM_NPROCS", "2"}});
+    auto info = detect({{"SLURM_PROCID", "0"}, {"SLURM_NPROCS", "2"}, {"SLURM_STEPID", "1"}});
     CHECK(info.size == 2);
     CHECK(info.local_size == 1);
   }
