@@ -18,11 +18,13 @@ need_pkgs=()
 # PINBENCH_EXTRA_PACKAGES: more packages for scripts that need them (sanitize.sh, fuzz.sh: clang).
 # libbenchmark-tools and python3-scipy: Google Benchmark's compare.py, which the suite runs on
 # pinbench's google-benchmark exports (tests/scripts/test_trackers.sh).
+# slurm-wlm and munge: a single-node Slurm that the suite starts itself (tests/scripts/test_slurm.sh:
+# srun with and without PMIx, sbatch), with daemons of its own on its own sockets and ports.
 # shellcheck disable=SC2086
 for pkg in cmake g++ make ninja-build binutils ccache \
            libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev catch2 \
            openmpi-bin libopenmpi-dev libturbojpeg0-dev \
-           libbenchmark-tools python3-scipy \
+           libbenchmark-tools python3-scipy slurm-wlm munge \
            ${PINBENCH_EXTRA_PACKAGES:-}; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_pkgs+=("$pkg")
 done

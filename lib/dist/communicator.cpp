@@ -12,9 +12,12 @@ namespace pinbench::dist {
 
 std::size_t size_of(element e) noexcept {
   switch (e) {
-    case element::f32: return 4;
-    case element::i32: return 4;
-    case element::f64: return 8;
+    case element::f32:
+      return 4;
+    case element::i32:
+      return 4;
+    case element::f64:
+      return 8;
   }
   return 1;
 }
@@ -52,10 +55,10 @@ transport_choice srun_tcp(const launch_info& launch, const environment& env, std
   const auto at = slurm::step_rendezvous(env);
   if (launch.rank == 0) {
     if (auto node = env.get("SLURMD_NODENAME"); node && *node != at.host) {
-      throw environment_error(fmt::format(
-          "rank 0 runs on {}, not on {} where the other ranks look for it ({}): set "
-          "PINBENCH_RENDEZVOUS={}:PORT for every rank",
-          *node, at.host, at.from, *node));
+      throw environment_error(
+          fmt::format("rank 0 runs on {}, not on {} where the other ranks look for it ({}): set "
+                      "PINBENCH_RENDEZVOUS={}:PORT for every rank",
+                      *node, at.host, at.from, *node));
     }
   }
   return {"tcp", fmt::format("{}; rendezvous: {}", why, at.from), at.host, at.port};
@@ -127,7 +130,17 @@ std::unique_ptr<communicator> connect(const launch_info& launch, timeout limit) 
   const auto choice = choose_transport(launch);
   if (choice.transport == "single") return make_single();
   if (choice.transport == "tcp") {
-    return connect_tcp(launch.rank, launch.size, choice.host, choice.port, limit);
+    try {
+      return connect_tcp(launch.rank, launch.size, choice.host, choice.port, limit);
+    } catch (const environment_error& e) {
+      // A port another program holds, a host that does not resolve: say where the address
+      // came from, and how to pick another.
+      throw environment_error(fmt::format(
+          "{} (the tcp transport, because {}; PINBENCH_RENDEZVOUS=host:port picks another "
+          "address{})",
+          e.what(), choice.why,
+          launch.launcher == "srun" ? ", PINBENCH_RENDEZVOUS_PORT another port" : ""));
+    }
   }
   return connect_mpi(launch);
 }

@@ -41,7 +41,9 @@ std::optional<int> environment::integer(const char* name) const {
                     fmt::format("expected an integer, got \"{}\"", *text));
 }
 
-std::optional<int> environment::parse(std::string_view text) { return parse_whole<int>(text); }
+std::optional<int> environment::parse(std::string_view text) {
+  return parse_whole<int>(text);
+}
 
 std::optional<std::uint64_t> environment::parse_unsigned(std::string_view text) {
   return parse_whole<std::uint64_t>(text);

@@ -107,9 +107,9 @@ rendezvous step_rendezvous(const environment& env) {
     if (auto list = env.get(name)) {
       auto host = first_host(*list);
       if (!host) {
-        throw input_error({}, fmt::format("environment {}", name),
-                          fmt::format("expected a Slurm hostlist (\"node[01-04,07]\"), got \"{}\"",
-                                      *list));
+        throw input_error(
+            {}, fmt::format("environment {}", name),
+            fmt::format("expected a Slurm hostlist (\"node[01-04,07]\"), got \"{}\"", *list));
       }
       at.host = *host;
       list_name = name;

@@ -25,21 +25,22 @@ getenv_fn from(const env_map& env) {
 }
 
 // A task of `srun -n 2 --mpi=none` on one node "vm", job 8, step 0.
-const env_map srun_none{{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "1"},
-                        {"SLURM_JOB_ID", "8"}, {"SLURM_STEP_ID", "0"},
-                        {"SLURM_STEP_NODELIST", "vm"}, {"SLURM_JOB_NODELIST", "vm"},
-                        {"SLURMD_NODENAME", "vm"}};
+const env_map srun_none{{"SLURM_PROCID", "1"},        {"SLURM_NTASKS", "2"},
+                        {"SLURM_LOCALID", "1"},       {"SLURM_JOB_ID", "8"},
+                        {"SLURM_STEP_ID", "0"},       {"SLURM_STEP_NODELIST", "vm"},
+                        {"SLURM_JOB_NODELIST", "vm"}, {"SLURMD_NODENAME", "vm"}};
 
 env_map with(env_map env, const env_map& more) {
   for (const auto& [k, v] : more) env[k] = v;
   return env;
 }
 
-const env_map pmix{{"PMIX_NAMESPACE", "slurm.pmix.9.0"}, {"PMIX_RANK", "1"},
+const env_map pmix{{"PMIX_NAMESPACE", "slurm.pmix.9.0"},
+                   {"PMIX_RANK", "1"},
                    {"PMIX_SERVER_URI4", "pmix-server.1593;tcp4://127.0.0.1:45123"},
                    {"SLURM_MPI_TYPE", "pmix"}};
-const env_map pmi2{{"PMI_FD", "13"}, {"PMI_RANK", "1"}, {"PMI_SIZE", "2"},
-                   {"SLURM_MPI_TYPE", "pmi2"}};
+const env_map pmi2{
+    {"PMI_FD", "13"}, {"PMI_RANK", "1"}, {"PMI_SIZE", "2"}, {"SLURM_MPI_TYPE", "pmi2"}};
 
 launch_info srun_rank(int rank) {
   launch_info l;
@@ -49,8 +50,12 @@ launch_info srun_rank(int rank) {
   return l;
 }
 
-std::string mpi_loads() { return ""; }
-std::string mpi_missing() { return "/x/libpinbench_mpi.so: cannot open shared object file"; }
+std::string mpi_loads() {
+  return "";
+}
+std::string mpi_missing() {
+  return "/x/libpinbench_mpi.so: cannot open shared object file";
+}
 
 }  // namespace
 
@@ -114,7 +119,8 @@ TEST_CASE("slurm: the rendezvous of a step and what it needs", "[dist][slurm]") 
   CHECK(at.port == 20808);
   CHECK(at.from == "the first node of SLURM_STEP_NODELIST, the port of job 8 step 0");
 
-  auto env = with(srun_none, {{"SLURM_STEP_NODELIST", "gpu[3-4]"}, {"PINBENCH_RENDEZVOUS_PORT", "4242"}});
+  auto env =
+      with(srun_none, {{"SLURM_STEP_NODELIST", "gpu[3-4]"}, {"PINBENCH_RENDEZVOUS_PORT", "4242"}});
   const auto overridden = slurm::step_rendezvous(environment(from(env)));
   CHECK(overridden.host == "gpu3");
   CHECK(overridden.port == 4242);
@@ -140,8 +146,8 @@ TEST_CASE("slurm: the rendezvous of a step and what it needs", "[dist][slurm]") 
   no_list.erase("SLURM_JOB_NODELIST");
   CHECK_THROWS_AS(slurm::step_rendezvous(environment(from(no_list))), pinbench::environment_error);
   CHECK_THAT(failure(no_list), Contains("PINBENCH_RENDEZVOUS=host:port"));
-  CHECK_THROWS_AS(slurm::step_rendezvous(environment(from(
-                      with(srun_none, {{"SLURM_STEP_NODELIST", "node[1-"}})))),
+  CHECK_THROWS_AS(slurm::step_rendezvous(
+                      environment(from(with(srun_none, {{"SLURM_STEP_NODELIST", "node[1-"}})))),
                   pinbench::input_error);
   CHECK_THAT(failure(with(srun_none, {{"SLURM_STEP_NODELIST", "node[1-"}})),
              Contains("environment SLURM_STEP_NODELIST: expected a Slurm hostlist"));
@@ -194,8 +200,9 @@ TEST_CASE("transport: srun uses MPI only where the step offers PMIx and MPI load
     CHECK(c.port == 9000);
   }
   SECTION("rank 0 elsewhere than the step's first node is named, not waited for") {
-    const auto env = with(srun_none, {{"SLURM_PROCID", "0"}, {"SLURMD_NODENAME", "gpu7"},
-                                      {"SLURM_STEP_NODELIST", "gpu[3,7]"}});
+    const auto env = with(
+        srun_none,
+        {{"SLURM_PROCID", "0"}, {"SLURMD_NODENAME", "gpu7"}, {"SLURM_STEP_NODELIST", "gpu[3,7]"}});
     CHECK_THROWS_AS(choose_transport(srun_rank(0), from(env), mpi_loads),
                     pinbench::environment_error);
     CHECK_THROWS_WITH(choose_transport(srun_rank(0), from(env), mpi_loads),
