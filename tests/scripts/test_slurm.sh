@@ -170,6 +170,7 @@ echo "test_slurm: sbatch --wait $(basename "$job_script"): 2 ranks ($(cat sbatch
 # ---- a task killed mid-run: the other ends within --rank-timeout, exit 3, its cases kept ---------
 rank_timeout=5
 t0=$SECONDS
+# shellcheck disable=SC2016  # expanded by each task's own shell
 timeout 120 srun --mpi=none -n 2 bash -c 'echo $$ >"task$SLURM_PROCID.pid"; exec "$0" "$@"' \
   "$pinbench" run builtin:transfer-size "${quick[@]}" --rank-timeout "$rank_timeout" \
   --out lost.json >lost.out 2>lost.err &
