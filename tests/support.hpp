@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,16 @@ inline bool declare_jpeg_size(std::vector<std::byte>& file, int width, int heigh
 inline void write_binary(const std::filesystem::path& p, const std::vector<std::byte>& bytes) {
   std::ofstream out(p, std::ios::binary);
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+/// A made-up process environment, and a getenv over it (dist::getenv_fn's shape) for code
+/// that reads launcher variables: nullptr for a name it lacks.
+using env_map = std::map<std::string, std::string>;
+inline auto getenv_of(const env_map& env) {
+  return [&env](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
 }
 
 }  // namespace pinbench::testing

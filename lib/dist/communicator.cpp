@@ -12,20 +12,19 @@ namespace pinbench::dist {
 
 std::size_t size_of(element e) noexcept {
   switch (e) {
-    case element::f32:
-      return 4;
-    case element::i32:
-      return 4;
-    case element::f64:
-      return 8;
+    case element::f32: return 4;
+    case element::i32: return 4;
+    case element::f64: return 8;
   }
   return 1;
 }
 
 namespace {
 
-transport_choice tcp_at(const host_port& at, std::string why) {
-  return {"tcp", std::move(why), at.host, at.port};
+transport_choice mpi_because(std::string why) { return {"mpi", std::move(why), {}, {}, 0, 0}; }
+
+transport_choice tcp_at(const host_port& at, std::string why, std::string address_from) {
+  return {"tcp", std::move(why), std::move(address_from), at.host, at.port, 0};
 }
 
 // torchrun's rendezvous: MASTER_ADDR, and the port after MASTER_PORT (which torchrun's agent
@@ -55,31 +54,35 @@ transport_choice srun_tcp(const launch_info& launch, const environment& env, std
   const auto at = slurm::step_rendezvous(env);
   if (launch.rank == 0) {
     if (auto node = env.get("SLURMD_NODENAME"); node && *node != at.host) {
-      throw environment_error(
-          fmt::format("rank 0 runs on {}, not on {} where the other ranks look for it ({}): set "
-                      "PINBENCH_RENDEZVOUS={}:PORT for every rank",
-                      *node, at.host, at.from, *node));
+      throw environment_error(fmt::format(
+          "rank 0 runs on {} (SLURMD_NODENAME), not on {} where the other ranks look for it "
+          "({}): set PINBENCH_RENDEZVOUS={}:PORT for every rank",
+          *node, at.host, at.from, *node));
     }
   }
-  return {"tcp", fmt::format("{}; rendezvous: {}", why, at.from), at.host, at.port};
+  transport_choice c{"tcp", fmt::format("{}; rendezvous: {}", why, at.from), at.from, at.host,
+                     at.port, at.token};
+  return c;
 }
 
+// Every rank of a step must choose alike, or they never meet: only what the step gives all its
+// tasks (the PMI variables) decides, never what one node happens to have. A step that offers
+// PMIx where the MPI support does not load is refused, not taken over tcp by some ranks only.
 transport_choice srun_transport(const launch_info& launch, const environment& env,
                                 const std::string& forced,
                                 const std::function<std::string()>& mpi_reason) {
-  if (forced == "mpi") return {"mpi", "PINBENCH_TRANSPORT=mpi", {}, 0};
+  if (forced == "mpi") return mpi_because("PINBENCH_TRANSPORT=mpi");
   if (forced == "tcp") return srun_tcp(launch, env, "PINBENCH_TRANSPORT=tcp");
   const auto offer = slurm::offered_pmi(env);
   using kind = slurm::pmi_offer::kind;
   if (offer.offered == kind::pmix) {
-    std::string cannot = mpi_reason();
-    if (cannot.empty()) {
-      return {"mpi", fmt::format("srun's step offers PMIx ({})", offer.evidence), {}, 0};
+    if (std::string cannot = mpi_reason(); !cannot.empty()) {
+      throw environment_error(fmt::format(
+          "srun's step offers PMIx ({}), but MPI support cannot be loaded here: {} (set "
+          "PINBENCH_TRANSPORT=tcp for every rank to meet without MPI)",
+          offer.evidence, cannot));
     }
-    return srun_tcp(launch, env,
-                    fmt::format("srun's step offers PMIx ({}), but MPI support cannot be loaded: "
-                                "{}",
-                                offer.evidence, cannot));
+    return mpi_because(fmt::format("srun's step offers PMIx ({})", offer.evidence));
   }
   if (offer.offered == kind::pmi2) {
     return srun_tcp(launch, env,
@@ -96,7 +99,7 @@ transport_choice srun_transport(const launch_info& launch, const environment& en
 transport_choice choose_transport(const launch_info& launch, const getenv_fn& getenv,
                                   const std::function<std::string()>& mpi_reason) {
   // One process has no one to talk to, whatever started it: no MPI, no socket.
-  if (launch.size <= 1) return {"single", "one process", {}, 0};
+  if (launch.size <= 1) return {"single", "one process", {}, {}, 0, 0};
   const environment env(getenv);
   std::string forced = env.get("PINBENCH_TRANSPORT").value_or("auto");
   if (forced != "auto" && forced != "mpi" && forced != "tcp") {
@@ -106,13 +109,14 @@ transport_choice choose_transport(const launch_info& launch, const getenv_fn& ge
   if (forced != "mpi") {
     if (auto rendezvous = env.get("PINBENCH_RENDEZVOUS")) {
       return tcp_at(parse_host_port(*rendezvous, "environment PINBENCH_RENDEZVOUS"),
-                    fmt::format("PINBENCH_RENDEZVOUS={}", *rendezvous));
+                    fmt::format("PINBENCH_RENDEZVOUS={}", *rendezvous), "PINBENCH_RENDEZVOUS");
     }
   }
   if (launch.launcher == "srun") return srun_transport(launch, env, forced, mpi_reason);
-  if (forced == "mpi") return {"mpi", "PINBENCH_TRANSPORT=mpi", {}, 0};
+  if (forced == "mpi") return mpi_because("PINBENCH_TRANSPORT=mpi");
   if (launch.launcher == "torchrun") {
-    return tcp_at(torchrun_rendezvous(env), "torchrun: MASTER_ADDR, port MASTER_PORT + 1");
+    return tcp_at(torchrun_rendezvous(env), "torchrun: MASTER_ADDR, port MASTER_PORT + 1",
+                  "MASTER_ADDR, port MASTER_PORT + 1");
   }
   if (launch.launcher == "mpirun") {
     if (forced == "tcp") {
@@ -120,7 +124,7 @@ transport_choice choose_transport(const launch_info& launch, const getenv_fn& ge
           "PINBENCH_TRANSPORT=tcp under mpirun needs PINBENCH_RENDEZVOUS=host:port (where rank 0 "
           "listens)");
     }
-    return {"mpi", "launched by mpirun", {}, 0};
+    return mpi_because("launched by mpirun");
   }
   throw environment_error(fmt::format("{} ranks, but no launcher pinbench knows (\"{}\")",
                                       launch.size, launch.launcher));
@@ -129,20 +133,21 @@ transport_choice choose_transport(const launch_info& launch, const getenv_fn& ge
 std::unique_ptr<communicator> connect(const launch_info& launch, timeout limit) {
   const auto choice = choose_transport(launch);
   if (choice.transport == "single") return make_single();
-  if (choice.transport == "tcp") {
-    try {
-      return connect_tcp(launch.rank, launch.size, choice.host, choice.port, limit);
-    } catch (const environment_error& e) {
-      // A port another program holds, a host that does not resolve: say where the address
-      // came from, and how to pick another.
-      throw environment_error(fmt::format(
-          "{} (the tcp transport, because {}; PINBENCH_RENDEZVOUS=host:port picks another "
-          "address{})",
-          e.what(), choice.why,
-          launch.launcher == "srun" ? ", PINBENCH_RENDEZVOUS_PORT another port" : ""));
-    }
+  if (choice.transport == "mpi") return connect_mpi(launch);
+  // A port another program holds, a name that does not resolve, a rank 0 that is not there:
+  // say where the address came from, and how to pick another.
+  const std::string hint = fmt::format(
+      " (rank 0's address: {}; PINBENCH_RENDEZVOUS=host:port picks another{})",
+      choice.address_from,
+      launch.launcher == "srun" ? ", PINBENCH_RENDEZVOUS_PORT another port" : "");
+  try {
+    return connect_tcp(launch.rank, launch.size, choice.host, choice.port, limit,
+                       choice.launch_token);
+  } catch (const rank_lost_error& e) {
+    throw rank_lost_error(e.what() + hint, e.lost_rank(), e.stopped_by_lead());
+  } catch (const environment_error& e) {
+    throw environment_error(e.what() + hint);
   }
-  return connect_mpi(launch);
 }
 
 }  // namespace pinbench::dist

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -87,10 +88,12 @@ class communicator {
 
 /// Which transport a launch's ranks use, and why: what connect() does and `pinbench info` says.
 struct transport_choice {
-  std::string transport;  ///< "single", "mpi" or "tcp"
-  std::string why;        ///< in words, with the variables that decided it
-  std::string host;       ///< tcp: where rank 0 listens and the others connect
+  std::string transport;     ///< "single", "mpi" or "tcp"
+  std::string why;           ///< in words, with the variables that decided it
+  std::string address_from;  ///< tcp: where host and port came from, for messages
+  std::string host;          ///< tcp: where rank 0 listens and the others connect
   int port = 0;
+  std::uint64_t launch_token = 0;  ///< tcp: the same on every rank of this launch (srun: job, step)
 };
 
 /// What `pinbench info` says of MPI here: "" when the support loads, else why not.
@@ -102,9 +105,10 @@ struct transport_choice {
 ///   makes it tcp at that address unless mpi is forced;
 /// - torchrun: tcp at MASTER_ADDR, port MASTER_PORT + 1;
 /// - mpirun: MPI;
-/// - srun: MPI when the step offers PMIx and the MPI support loads (`mpi_reason` returns ""),
-///   else tcp on the step's first node at a port derived from the job and step ids
-///   (PINBENCH_RENDEZVOUS_PORT overrides it; dist/slurm.hpp).
+/// - srun: MPI when the step offers PMIx (environment_error when the MPI support does not
+///   load: `mpi_reason` returns why), else tcp on the step's first node at a port derived from
+///   the job and step ids (PINBENCH_RENDEZVOUS_PORT overrides it; dist/slurm.hpp). Only what
+///   srun gives every task decides, so that every rank chooses alike.
 /// Throws input_error (exit 2) for a malformed variable, environment_error (exit 3) when the
 /// launch's transport cannot be had (a variable it needs is missing, rank 0 is not on the node
 /// the others will look for it on).

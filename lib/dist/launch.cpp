@@ -68,22 +68,26 @@ launch_info from_mpirun(const environment& env) {
 launch_info from_srun(const environment& env) {
   launch_info info;
   info.launcher = "srun";
-  const char* size_name = env.has("SLURM_NTASKS") || !env.has("SLURM_NPROCS") ? "SLURM_NTASKS"
-                                                                              : "SLURM_NPROCS";
+  // The step's own task count first: a step started with --preserve-env (or salloc's
+  // interactive step) carries the job's SLURM_NTASKS, which may be more tasks than it has.
+  const char* size_name = env.has("SLURM_STEP_NUM_TASKS") ? "SLURM_STEP_NUM_TASKS"
+                          : env.has("SLURM_NTASKS") || !env.has("SLURM_NPROCS") ? "SLURM_NTASKS"
+                                                                                : "SLURM_NPROCS";
   auto world = read_pair(env, {"SLURM_PROCID", size_name});
   info.rank = world->first;
   info.size = world->second;
   auto local_rank = env.integer("SLURM_LOCALID");
   if (!local_rank) return info;
-  // The local size: SLURM_NTASKS_PER_NODE when it is a plain integer (--ntasks-per-node), else
-  // this node's entry of SLURM_STEP_TASKS_PER_NODE, else the least that SLURM_LOCALID implies.
+  // The local size: this node's entry of SLURM_STEP_TASKS_PER_NODE (the step's own layout),
+  // else SLURM_NTASKS_PER_NODE when it is a plain integer (the job's --ntasks-per-node, which
+  // a step of fewer tasks may not fill), else the least that SLURM_LOCALID implies.
   std::optional<int> local_size;
-  if (auto per_node = env.get("SLURM_NTASKS_PER_NODE")) local_size = environment::parse(*per_node);
+  auto spec = env.get("SLURM_STEP_TASKS_PER_NODE");
+  auto node = env.get("SLURM_NODEID");
+  auto node_id = node ? environment::parse(*node) : std::nullopt;
+  if (spec && node_id && *node_id >= 0) local_size = slurm::tasks_on_node(*spec, *node_id);
   if (!local_size) {
-    auto spec = env.get("SLURM_STEP_TASKS_PER_NODE");
-    auto node = env.get("SLURM_NODEID");
-    auto node_id = node ? environment::parse(*node) : std::nullopt;
-    if (spec && node_id && *node_id >= 0) local_size = slurm::tasks_on_node(*spec, *node_id);
+    if (auto per_node = env.get("SLURM_NTASKS_PER_NODE")) local_size = environment::parse(*per_node);
   }
   if (!local_size) local_size = std::max(*local_rank + 1, 1);
   if (*local_rank < 0 || *local_rank >= *local_size) {
@@ -111,9 +115,12 @@ launch_info detect_launch(const getenv_fn& getenv) {
   environment env(getenv);
   if (env.has("OMPI_COMM_WORLD_RANK") || env.has("OMPI_COMM_WORLD_SIZE")) return from_mpirun(env);
   // A task of an srun step has a step id; a batch script (sbatch) has SLURM_PROCID=0 and the
-  // job's SLURM_NTASKS too, but no step: it is one process, which srun may start many of.
-  if (env.has("SLURM_PROCID") && env.get_either("SLURM_STEP_ID", "SLURM_STEPID")) {
-    return from_srun(env);
+  // job's SLURM_NTASKS too, but no step, and salloc's interactive step a reserved id: each is
+  // one process, which srun may start many of.
+  if (env.has("SLURM_PROCID")) {
+    const auto step = env.get_either("SLURM_STEP_ID", "SLURM_STEPID");
+    const auto id = step ? environment::parse_unsigned(*step) : std::nullopt;
+    if (step && !(id && *id >= slurm::first_reserved_step_id)) return from_srun(env);
   }
   if (env.has("RANK") || env.has("WORLD_SIZE")) return from_torchrun(env);
   return {};

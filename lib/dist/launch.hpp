@@ -17,11 +17,12 @@ struct launch_info {
 };
 
 /// Reads the launcher's variables through `getenv` (the process environment by default). When
-/// several launchers' variables are present, mpirun's win, then srun's, then torchrun's (an
-/// allocation also sets SLURM_* for a plain process: SLURM_NTASKS alone is not a launch, and
-/// neither is a batch script's SLURM_PROCID without a step id; a task of an srun step is). Throws input_error (exit 2) for a malformed environment: a value
-/// that is not an integer, a rank outside [0, size), a size below 1, one variable of a pair
-/// without the other; the message names the variable and what it holds.
+/// several launchers' variables are present, mpirun's win, then srun's, then torchrun's. An
+/// allocation sets SLURM_* for a plain process too: SLURM_NTASKS alone is not a launch, and
+/// neither is a batch script's SLURM_PROCID without a step id (or with a reserved one); a task
+/// of an srun step is. Throws input_error (exit 2) for a malformed environment: a value that is
+/// not an integer, a rank outside [0, size), a size below 1, one variable of a pair without the
+/// other; the message names the variable and what it holds.
 [[nodiscard]] launch_info detect_launch(const getenv_fn& getenv = {});
 
 }  // namespace pinbench::dist

@@ -72,6 +72,10 @@ pmi_offer offered_pmi(const environment& env) {
                : "no PMIX_* or PMI_FD variable: srun --mpi=none, or MpiDefault=none"};
 }
 
+std::uint64_t launch_token(std::uint64_t job_id, std::uint64_t step_id) {
+  return (job_id << 32U) | (step_id & 0xFFFFFFFFU);
+}
+
 int derived_port(std::uint64_t job_id, std::uint64_t step_id) {
   const std::uint64_t span = rendezvous_port_span;
   return rendezvous_port_base + static_cast<int>(((job_id % span) * 101 + step_id % span) % span);
@@ -79,21 +83,17 @@ int derived_port(std::uint64_t job_id, std::uint64_t step_id) {
 
 namespace {
 
-std::uint64_t slurm_id(const environment& env, const char* name, const char* older) {
+// A job or step id: nullopt when unset, input_error when it is not one.
+std::optional<std::uint64_t> slurm_id(const environment& env, const char* name,
+                                      const char* older) {
   auto text = env.get_either(name, older);
-  if (!text) {
-    throw environment_error(fmt::format(
-        "launched by srun without MPI, but {} is not set: the tcp transport's port is derived "
-        "from the job and step ids (or set PINBENCH_RENDEZVOUS_PORT, or "
-        "PINBENCH_RENDEZVOUS=host:port)",
-        name));
-  }
+  if (!text) return std::nullopt;
   auto value = environment::parse_unsigned(*text);
   if (!value) {
     throw input_error({}, fmt::format("environment {}", env.has(name) ? name : older),
                       fmt::format("expected a Slurm id (an unsigned integer), got \"{}\"", *text));
   }
-  return *value;
+  return value;
 }
 
 }  // namespace
@@ -118,10 +118,13 @@ rendezvous step_rendezvous(const environment& env) {
   }
   if (list_name == nullptr) {
     throw environment_error(
-        "launched by srun without MPI, but neither SLURM_STEP_NODELIST nor SLURM_JOB_NODELIST "
-        "is set: the tcp transport meets on the step's first node (or set "
+        "the tcp transport under srun needs SLURM_STEP_NODELIST or SLURM_JOB_NODELIST, and "
+        "neither is set: it meets on the step's first node (or set "
         "PINBENCH_RENDEZVOUS=host:port)");
   }
+  const auto job = slurm_id(env, "SLURM_JOB_ID", "SLURM_JOBID");
+  const auto step = slurm_id(env, "SLURM_STEP_ID", "SLURM_STEPID");
+  if (job && step) at.token = launch_token(*job, *step);
   if (auto port_text = env.get("PINBENCH_RENDEZVOUS_PORT")) {
     auto port = environment::parse(*port_text);
     if (!port || *port < 1 || *port > 65535) {
@@ -132,10 +135,14 @@ rendezvous step_rendezvous(const environment& env) {
     at.from = fmt::format("the first node of {}, port PINBENCH_RENDEZVOUS_PORT", list_name);
     return at;
   }
-  const auto job = slurm_id(env, "SLURM_JOB_ID", "SLURM_JOBID");
-  const auto step = slurm_id(env, "SLURM_STEP_ID", "SLURM_STEPID");
-  at.port = derived_port(job, step);
-  at.from = fmt::format("the first node of {}, the port of job {} step {}", list_name, job, step);
+  if (!job || !step) {
+    throw environment_error(fmt::format(
+        "the tcp transport under srun needs {}: its port is derived from the job and step ids "
+        "(or set PINBENCH_RENDEZVOUS_PORT, or PINBENCH_RENDEZVOUS=host:port)",
+        !job ? "SLURM_JOB_ID" : "SLURM_STEP_ID"));
+  }
+  at.port = derived_port(*job, *step);
+  at.from = fmt::format("the first node of {}, the port of job {} step {}", list_name, *job, *step);
   return at;
 }
 

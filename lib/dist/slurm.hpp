@@ -20,6 +20,10 @@ namespace pinbench::dist::slurm {
 /// three nodes, one on the fourth); nullopt when it cannot be read or is too short.
 [[nodiscard]] std::optional<int> tasks_on_node(std::string_view spec, int node);
 
+/// Step ids from here up are Slurm's own steps, not an srun's: the batch script (0xFFFFFFFB),
+/// the extern step (0xFFFFFFFC), salloc's interactive step (0xFFFFFFFA) and the like.
+inline constexpr std::uint64_t first_reserved_step_id = 0xFFFFFFF0;
+
 /// What srun offers this task to start an MPI with, as the step's mpi plugin set it up.
 struct pmi_offer {
   enum class kind { none, pmi2, pmix };
@@ -33,9 +37,13 @@ struct pmi_offer {
 inline constexpr int rendezvous_port_base = 20000;
 inline constexpr int rendezvous_port_span = 10000;
 
-/// The port of a step: base + (job x 101 + step) mod span. 101 is prime to the span, so
-/// consecutive jobs (and the steps of one job) get different ports for 10000 jobs in a row.
+/// The port of a step: base + (job x 101 + step) mod span. 101 is prime to the span: the
+/// first steps (0 to 100) of consecutive jobs get different ports, and a job's own steps do.
+/// Two steps that meet on one port anyway are kept apart by launch_token.
 [[nodiscard]] int derived_port(std::uint64_t job_id, std::uint64_t step_id);
+
+/// What tells this step's ranks from another's on the same port: (job << 32) | step.
+[[nodiscard]] std::uint64_t launch_token(std::uint64_t job_id, std::uint64_t step_id);
 
 /// Where rank 0 of an srun step listens for the tcp transport: the step's first node
 /// (SLURM_STEP_NODELIST, else SLURM_JOB_NODELIST / SLURM_NODELIST), at PINBENCH_RENDEZVOUS_PORT
@@ -46,6 +54,7 @@ struct rendezvous {
   std::string host;
   int port = 0;
   std::string from;
+  std::uint64_t token = 0;  ///< launch_token of the step (0 when its ids are unknown)
 };
 [[nodiscard]] rendezvous step_rendezvous(const environment& env);
 

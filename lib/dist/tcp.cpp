@@ -531,10 +531,11 @@ class tcp_communicator final : public communicator {
 
 struct hello_body {
   std::uint32_t rank = 0, size = 0;
+  std::uint64_t launch = 0;  ///< the launch's token: another launch's rank on this port is not ours
 };
 
 std::unique_ptr<communicator> accept_ranks(int size, const std::string& host, int port,
-                                           timeout limit) {
+                                           timeout limit, std::uint64_t launch) {
   const auto deadline = steady::now() + limit;
   net::socket_fd listener = net::listen_on(host, port);
   std::vector<net::socket_fd> links(static_cast<std::size_t>(size));
@@ -559,6 +560,9 @@ std::unique_ptr<communicator> accept_ranks(int size, const std::string& host, in
       continue;
     }
     if (net::read_all(fd.get(), &hello, sizeof hello, deadline) != net::io::done) continue;
+    // Another launch's rank that found this port (two steps whose ports coincide): dropped, and
+    // it hears that this is not its rank 0.
+    if (hello.launch != launch) continue;
     if (hello.size != static_cast<std::uint32_t>(size) || hello.rank == 0 ||
         hello.rank >= hello.size || links[hello.rank].valid()) {
       throw environment_error(fmt::format(
@@ -581,7 +585,7 @@ std::unique_ptr<communicator> accept_ranks(int size, const std::string& host, in
 }
 
 std::unique_ptr<communicator> join_rank0(int rank, int size, const std::string& host, int port,
-                                         timeout limit) {
+                                         timeout limit, std::uint64_t launch) {
   const auto deadline = steady::now() + limit;
   std::string why;
   net::socket_fd fd = net::dial(host, port, deadline, why);
@@ -593,7 +597,7 @@ std::unique_ptr<communicator> join_rank0(int rank, int size, const std::string& 
   header head;
   head.code = code_of(op::hello);
   head.length = sizeof(hello_body);
-  hello_body hello{static_cast<std::uint32_t>(rank), static_cast<std::uint32_t>(size)};
+  hello_body hello{static_cast<std::uint32_t>(rank), static_cast<std::uint32_t>(size), launch};
   std::string frame(reinterpret_cast<const char*>(&head), sizeof head);
   frame.append(reinterpret_cast<const char*>(&hello), sizeof hello);
   header welcome;
@@ -604,7 +608,8 @@ std::unique_ptr<communicator> join_rank0(int rank, int size, const std::string& 
     throw rank_lost_error(fmt::format(
         "rank {}: rank 0 at {}:{} did not welcome this rank within {:g} s ({})", rank, host, port,
         seconds(limit),
-        result == net::io::closed ? "it closed the connection: all ranks joined already?"
+        result == net::io::closed
+            ? "it closed the connection: all ranks joined already, or it is another launch's?"
                                   : "no answer: it welcomes every rank once all have joined, and "
                                     "one may be missing"));
   }
@@ -616,12 +621,12 @@ std::unique_ptr<communicator> join_rank0(int rank, int size, const std::string& 
 }  // namespace
 
 std::unique_ptr<communicator> connect_tcp(int rank, int size, const std::string& host, int port,
-                                          timeout limit) {
+                                          timeout limit, std::uint64_t launch) {
   if (size < 1 || rank < 0 || rank >= size) {
     throw error(fmt::format("connect_tcp: rank {} of {} is not a rank", rank, size));
   }
-  return rank == 0 ? accept_ranks(size, host, port, limit)
-                   : join_rank0(rank, size, host, port, limit);
+  return rank == 0 ? accept_ranks(size, host, port, limit, launch)
+                   : join_rank0(rank, size, host, port, limit, launch);
 }
 
 host_port parse_host_port(const std::string& text, const std::string& what) {

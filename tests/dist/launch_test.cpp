@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "dist/launch.hpp"
+#include "support.hpp"
 
 using pinbench::input_error;
 using pinbench::dist::detect_launch;
@@ -12,14 +13,9 @@ using pinbench::dist::launch_info;
 
 namespace {
 
-using env_map = std::map<std::string, std::string>;
+using pinbench::testing::env_map;
 
-launch_info detect(const env_map& env) {
-  return detect_launch([&](const char* name) -> const char* {
-    auto it = env.find(name);
-    return it == env.end() ? nullptr : it->second.c_str();
-  });
-}
+launch_info detect(const env_map& env) { return detect_launch(pinbench::testing::getenv_of(env)); }
 
 // The one-line message of the input_error a malformed environment gives.
 std::string failure(const env_map& env) {
@@ -72,6 +68,11 @@ TEST_CASE("no launcher: one process", "[dist][launch]") {
   CHECK_FALSE(detect({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_NPROCS", "2"},
                       {"SLURM_LOCALID", "0"}, {"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "vm"}})
                    .launched());
+  // salloc's interactive step, and the batch and extern steps, have reserved step ids.
+  for (const char* reserved : {"4294967290", "4294967291", "4294967292"}) {
+    CHECK_FALSE(detect({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_STEP_ID", reserved}})
+                    .launched());
+  }
   CHECK_FALSE(detect({{"RANK", ""}, {"WORLD_SIZE", ""}}).launched());
 }
 
@@ -111,6 +112,15 @@ TEST_CASE("each launcher's variables", "[dist][launch]") {
     auto env = with(without(srun, "SLURM_NTASKS_PER_NODE"), "SLURM_LOCALID", "2");
     CHECK(detect(env).local_size == 3);
     CHECK(detect(with(srun, "SLURM_NTASKS_PER_NODE", "2,1")).local_size == 2);
+  }
+  SECTION("srun: the step's own task count and layout before the job's") {
+    // srun -n 2 inside an -n 4 --ntasks-per-node=4 job, with --preserve-env.
+    auto env = merged(with(srun, "SLURM_PROCID", "1"), {{"SLURM_STEP_NUM_TASKS", "2"},
+                                                         {"SLURM_STEP_TASKS_PER_NODE", "2"},
+                                                         {"SLURM_NODEID", "0"}});
+    auto info = detect(env);
+    CHECK(info.size == 2);
+    CHECK(info.local_size == 2);
   }
   SECTION("srun: SLURM_NPROCS for an older Slurm") {
     auto info = detect({{"SLURM_PROCID", "0"}, {"SLURM_NPROCS", "2"}, {"SLURM_STEPID", "1"}});

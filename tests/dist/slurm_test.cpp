@@ -9,20 +9,16 @@
 #include "core/error.hpp"
 #include "dist/communicator.hpp"
 #include "dist/slurm.hpp"
+#include "support.hpp"
 
 using namespace pinbench::dist;
 using Catch::Contains;
 
 namespace {
 
-using env_map = std::map<std::string, std::string>;
+using pinbench::testing::env_map;
 
-getenv_fn from(const env_map& env) {
-  return [&env](const char* name) -> const char* {
-    auto it = env.find(name);
-    return it == env.end() ? nullptr : it->second.c_str();
-  };
-}
+getenv_fn from(const env_map& env) { return pinbench::testing::getenv_of(env); }
 
 // A task of `srun -n 2 --mpi=none` on one node "vm", job 8, step 0.
 const env_map srun_none{{"SLURM_PROCID", "1"},        {"SLURM_NTASKS", "2"},
@@ -157,7 +153,12 @@ TEST_CASE("slurm: the rendezvous of a step and what it needs", "[dist][slurm]") 
              Contains("environment SLURM_JOB_ID: expected a Slurm id"));
   auto no_job = srun_none;
   no_job.erase("SLURM_JOB_ID");
-  CHECK_THAT(failure(no_job), Contains("SLURM_JOB_ID is not set"));
+  CHECK_THAT(failure(no_job), Contains("needs SLURM_JOB_ID"));
+  // With the port given, the ids only make the launch's token.
+  CHECK(slurm::step_rendezvous(environment(from(with(no_job, {{"PINBENCH_RENDEZVOUS_PORT", "4242"}}))))
+            .token == 0);
+  CHECK(at.token == slurm::launch_token(8, 0));
+  CHECK(slurm::launch_token(8, 0) != slurm::launch_token(8, 1));
 }
 
 TEST_CASE("transport: srun uses MPI only where the step offers PMIx and MPI loads",
@@ -167,6 +168,8 @@ TEST_CASE("transport: srun uses MPI only where the step offers PMIx and MPI load
     CHECK(c.transport == "tcp");
     CHECK(c.host == "vm");
     CHECK(c.port == 20808);
+    CHECK(c.launch_token == slurm::launch_token(8, 0));
+    CHECK(c.address_from == "the first node of SLURM_STEP_NODELIST, the port of job 8 step 0");
     CHECK_THAT(c.why, Contains("offers no PMI"));
     CHECK_THAT(c.why, Contains("job 8 step 0"));
   }
@@ -176,11 +179,15 @@ TEST_CASE("transport: srun uses MPI only where the step offers PMIx and MPI load
     CHECK(c.transport == "mpi");
     CHECK_THAT(c.why, Contains("offers PMIx (PMIX_NAMESPACE=slurm.pmix.9.0"));
   }
-  SECTION("--mpi=pmix without MPI support: tcp, saying why") {
+  SECTION("--mpi=pmix without MPI support: refused, never tcp on some ranks only") {
     const auto env = with(srun_none, pmix);
-    const auto c = choose_transport(srun_rank(1), from(env), mpi_missing);
-    CHECK(c.transport == "tcp");
-    CHECK_THAT(c.why, Contains("MPI support cannot be loaded: /x/libpinbench_mpi.so"));
+    CHECK_THROWS_AS(choose_transport(srun_rank(1), from(env), mpi_missing),
+                    pinbench::environment_error);
+    CHECK_THROWS_WITH(choose_transport(srun_rank(1), from(env), mpi_missing),
+                      Contains("MPI support cannot be loaded here: /x/libpinbench_mpi.so") &&
+                          Contains("PINBENCH_TRANSPORT=tcp"));
+    const auto tcp = with(env, {{"PINBENCH_TRANSPORT", "tcp"}});
+    CHECK(choose_transport(srun_rank(1), from(tcp), mpi_missing).transport == "tcp");
   }
   SECTION("--mpi=pmi2: tcp, unless PINBENCH_TRANSPORT=mpi") {
     const auto env = with(srun_none, pmi2);
@@ -206,7 +213,7 @@ TEST_CASE("transport: srun uses MPI only where the step offers PMIx and MPI load
     CHECK_THROWS_AS(choose_transport(srun_rank(0), from(env), mpi_loads),
                     pinbench::environment_error);
     CHECK_THROWS_WITH(choose_transport(srun_rank(0), from(env), mpi_loads),
-                      Contains("rank 0 runs on gpu7, not on gpu3"));
+                      Contains("rank 0 runs on gpu7 (SLURMD_NODENAME), not on gpu3"));
     // The other ranks may run anywhere.
     CHECK(choose_transport(srun_rank(1), from(env), mpi_loads).host == "gpu3");
   }

@@ -270,6 +270,30 @@ TEST_CASE("tcp: a rank that never connects is named", "[dist][tcp]") {
   CHECK(std::chrono::duration<double>(steady::now() - start).count() < 2.0);
 }
 
+TEST_CASE("tcp: a rank of another launch on the same port is turned away", "[dist][tcp]") {
+  // Two srun steps whose derived ports coincide: rank 1 of launch 2 reaches launch 1's rank 0,
+  // which drops it (it hears so at once) and goes on waiting for its own rank 1.
+  const int port = free_loopback_port();
+  std::string stranger, own;
+  std::thread other([&] {
+    try {
+      (void)connect_tcp(1, 2, "127.0.0.1", port, 5s, 2);
+    } catch (const rank_lost_error& e) {
+      stranger = e.what();
+    }
+    try {
+      connect_tcp(1, 2, "127.0.0.1", port, 5s, 1)->barrier(5s);
+    } catch (const std::exception& e) {
+      own = e.what();
+    }
+  });
+  auto world = connect_tcp(0, 2, "127.0.0.1", port, 5s, 1);
+  world->barrier(5s);
+  other.join();
+  CHECK_THAT(stranger, Catch::Matchers::Contains("another launch's"));
+  CHECK(own.empty());
+}
+
 TEST_CASE("tcp: calls out of step are an error, not a hang", "[dist][tcp]") {
   auto outcomes = run_ranks(2, [](communicator& world) {
     if (world.rank() == 0) {
