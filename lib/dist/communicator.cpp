@@ -60,18 +60,17 @@ transport_choice srun_tcp(const launch_info& launch, const environment& env, std
           *node, at.host, at.from, *node));
     }
   }
-  transport_choice c{"tcp", fmt::format("{}; rendezvous: {}", why, at.from), at.from, at.host,
-                     at.port, at.token};
-  return c;
+  return {"tcp", fmt::format("{}; rendezvous: {}", why, at.from), at.from, at.host, at.port,
+          at.token};
 }
 
 // Every rank of a step must choose alike, or they never meet: only what the step gives all its
 // tasks (the PMI variables) decides, never what one node happens to have. A step that offers
 // PMIx where the MPI support does not load is refused, not taken over tcp by some ranks only.
+// `forced` is "auto" or "tcp" (PINBENCH_TRANSPORT=mpi is settled before).
 transport_choice srun_transport(const launch_info& launch, const environment& env,
                                 const std::string& forced,
                                 const std::function<std::string()>& mpi_reason) {
-  if (forced == "mpi") return mpi_because("PINBENCH_TRANSPORT=mpi");
   if (forced == "tcp") return srun_tcp(launch, env, "PINBENCH_TRANSPORT=tcp");
   const auto offer = slurm::offered_pmi(env);
   using kind = slurm::pmi_offer::kind;
@@ -112,8 +111,8 @@ transport_choice choose_transport(const launch_info& launch, const getenv_fn& ge
                     fmt::format("PINBENCH_RENDEZVOUS={}", *rendezvous), "PINBENCH_RENDEZVOUS");
     }
   }
-  if (launch.launcher == "srun") return srun_transport(launch, env, forced, mpi_reason);
   if (forced == "mpi") return mpi_because("PINBENCH_TRANSPORT=mpi");
+  if (launch.launcher == "srun") return srun_transport(launch, env, forced, mpi_reason);
   if (launch.launcher == "torchrun") {
     return tcp_at(torchrun_rendezvous(env), "torchrun: MASTER_ADDR, port MASTER_PORT + 1",
                   "MASTER_ADDR, port MASTER_PORT + 1");
