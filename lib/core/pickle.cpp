@@ -1,8 +1,9 @@
 // The pickle reader: a stack machine over the opcodes of plain data (pickletools' names), with
 // every length checked against the input before anything is allocated, and no opcode that
-// names or calls code accepted.
+// names or calls code accepted. The writer: JSON as CPython's pickler would write it, memo off.
 #include "core/pickle.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -706,5 +707,214 @@ nlohmann::json read_pickle(std::string_view bytes, const std::string& source) {
   const pickle_document doc = pickle_document::read(std::string(bytes), source);
   return doc.to_json(doc.root(), (std::size_t{1} << 20) + 16 * bytes.size());
 }
+
+namespace {
+
+// CPython's framing (_pickle.c), so that the bytes are its own: a frame is closed once it holds
+// 64 KiB, checked before each value is written; a frame of fewer than 4 bytes loses its FRAME; a
+// string or bytes of 64 KiB or more is written outside any frame, its opcode included (so that a
+// loader can read it straight into place).
+constexpr std::size_t frame_target = 64 * 1024;
+constexpr std::size_t frame_min = 4;
+constexpr std::size_t frame_header = 9;     // FRAME and its 8-byte length
+constexpr std::size_t pickle_batch = 1000;  // items per APPENDS or SETITEMS, as CPython's
+constexpr std::size_t no_frame = std::numeric_limits<std::size_t>::max();
+
+class pickle_writer {
+ public:
+  using json = nlohmann::json;
+
+  std::string run(const json& value) {
+    out_.reserve(frame_target + 2 * frame_header);
+    out_.push_back(static_cast<char>(PROTO));
+    out_.push_back(4);
+    save(value, 0);
+    op(STOP);
+    commit_frame();
+    return std::move(out_);
+  }
+
+ private:
+  // Bytes that belong in a frame: the first opens one, its header reserved until it is closed.
+  void write(const char* data, std::size_t n) {
+    if (frame_ == no_frame) {
+      frame_ = out_.size();
+      out_.append(frame_header, '\0');
+    }
+    out_.append(data, n);
+  }
+  void op(std::uint8_t code) { write(reinterpret_cast<const char*>(&code), 1); }
+
+  void commit_frame() {
+    if (frame_ == no_frame) return;
+    const std::size_t length = out_.size() - frame_ - frame_header;
+    if (length >= frame_min) {
+      out_[frame_] = static_cast<char>(FRAME);
+      for (std::size_t k = 0; k < 8; ++k)
+        out_[frame_ + 1 + k] = static_cast<char>((std::uint64_t{length} >> (8 * k)) & 0xff);
+    } else {
+      out_.erase(frame_, frame_header);
+    }
+    frame_ = no_frame;
+  }
+
+  // An opcode with an `n`-byte little-endian argument.
+  void op(std::uint8_t code, std::uint64_t arg, std::size_t n) {
+    char b[9];
+    b[0] = static_cast<char>(code);
+    for (std::size_t k = 0; k < n; ++k) b[1 + k] = static_cast<char>((arg >> (8 * k)) & 0xff);
+    write(b, 1 + n);
+  }
+
+  void save_integer(std::int64_t v) {
+    if (v >= 0 && v <= 0xff) return op(BININT1, static_cast<std::uint64_t>(v), 1);
+    if (v >= 0 && v <= 0xffff) return op(BININT2, static_cast<std::uint64_t>(v), 2);
+    if (v >= std::numeric_limits<std::int32_t>::min() &&
+        v <= std::numeric_limits<std::int32_t>::max())
+      return op(BININT, static_cast<std::uint32_t>(static_cast<std::int32_t>(v)), 4);
+    save_long1(static_cast<std::uint64_t>(v), v < 0);
+  }
+
+  // LONG1: two's complement, little-endian, in the fewest bytes that keep the sign (CPython's
+  // encode_long). `bits` is the value modulo 2^64; `negative` tells -1 from 2^64-1.
+  void save_long1(std::uint64_t bits, bool negative) {
+    char b[11];
+    b[0] = static_cast<char>(LONG1);
+    auto* v = reinterpret_cast<unsigned char*>(b + 2);
+    for (std::size_t k = 0; k < 8; ++k) v[k] = static_cast<unsigned char>((bits >> (8 * k)) & 0xff);
+    const unsigned char sign = negative ? 0xff : 0x00;
+    v[8] = sign;
+    std::size_t n = 9;
+    while (n > 1 && v[n - 1] == sign && ((v[n - 2] & 0x80) != 0) == negative) --n;
+    b[1] = static_cast<char>(n);
+    write(b, 2 + n);
+  }
+
+  // BINFLOAT: the IEEE double, big-endian.
+  void save_float(double d) {
+    const auto bits = std::bit_cast<std::uint64_t>(d);
+    char b[9];
+    b[0] = static_cast<char>(BINFLOAT);
+    for (std::size_t k = 0; k < 8; ++k)
+      b[1 + k] = static_cast<char>((bits >> (8 * (7 - k))) & 0xff);
+    write(b, 9);
+  }
+
+  // A string's or bytes' opcode by length, then its bytes: framed below 64 KiB, else not.
+  void save_span(std::uint8_t short_op, std::uint8_t op4, std::uint8_t op8, std::string_view data) {
+    const std::size_t n = data.size();
+    char head[9];
+    std::size_t head_n = 0;
+    const auto put = [&](std::uint8_t code, std::size_t bytes) {
+      head[0] = static_cast<char>(code);
+      for (std::size_t k = 0; k < bytes; ++k)
+        head[1 + k] = static_cast<char>((std::uint64_t{n} >> (8 * k)) & 0xff);
+      head_n = 1 + bytes;
+    };
+    if (n <= 0xff)
+      put(short_op, 1);
+    else if (n <= 0xffffffff)
+      put(op4, 4);
+    else
+      put(op8, 8);
+    if (n < frame_target) {
+      write(head, head_n);
+      out_.append(data);
+      return;
+    }
+    commit_frame();
+    out_.append(head, head_n);
+    out_.append(data);
+  }
+
+  void save_text(std::string_view s) { save_span(SHORT_BINUNICODE, BINUNICODE, BINUNICODE8, s); }
+
+  // Where CPython closes a full frame: before each value, keys included.
+  void boundary() {
+    if (frame_ != no_frame && out_.size() - frame_ - frame_header >= frame_target) commit_frame();
+  }
+
+  void save(const json& v, std::size_t depth) {
+    boundary();
+    switch (v.type()) {
+      case json::value_t::null: return op(NONE);
+      case json::value_t::boolean: return op(v.get<bool>() ? NEWTRUE : NEWFALSE);
+      case json::value_t::number_integer: return save_integer(v.get<std::int64_t>());
+      case json::value_t::number_unsigned: {
+        const auto u = v.get<std::uint64_t>();
+        if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+          return save_integer(static_cast<std::int64_t>(u));
+        return save_long1(u, false);
+      }
+      case json::value_t::number_float: return save_float(v.get<double>());
+      case json::value_t::string: return save_text(v.get_ref<const json::string_t&>());
+      case json::value_t::binary: {
+        const auto& b = v.get_binary();
+        return save_span(SHORT_BINBYTES, BINBYTES, BINBYTES8,
+                         {reinterpret_cast<const char*>(b.data()), b.size()});
+      }
+      case json::value_t::array: return save_list(v.get_ref<const json::array_t&>(), depth);
+      case json::value_t::object: return save_dict(v.get_ref<const json::object_t&>(), depth);
+      case json::value_t::discarded: break;
+    }
+    throw input_error("a discarded JSON value (a parse callback's) has no pickle");
+  }
+
+  static void check_depth(std::size_t depth) {
+    if (depth >= max_pickle_depth) {
+      throw input_error(fmt::format(
+          "containers nest deeper than {} levels: too deep to write as a pickle (or to read back)",
+          max_pickle_depth));
+    }
+  }
+
+  // As CPython's batch_list_exact: one item APPENDed, more in MARK ... APPENDS of up to 1000.
+  void save_list(const json::array_t& items, std::size_t depth) {
+    check_depth(depth);
+    op(EMPTY_LIST);
+    if (items.size() == 1) {
+      save(items.front(), depth + 1);
+      return op(APPEND);
+    }
+    for (std::size_t i = 0; i < items.size();) {
+      op(MARK);
+      for (const std::size_t end = std::min(items.size(), i + pickle_batch); i < end; ++i)
+        save(items[i], depth + 1);
+      op(APPENDS);
+    }
+  }
+
+  // As CPython's batch_dict_exact: one item SETITEM, more in MARK ... SETITEMS of up to 1000,
+  // and (its quirk, kept for the same bytes) an empty batch after a full last one.
+  void save_dict(const json::object_t& members, std::size_t depth) {
+    check_depth(depth);
+    op(EMPTY_DICT);
+    if (members.empty()) return;
+    auto it = members.begin();
+    if (members.size() == 1) {
+      boundary();
+      save_text(it->first);
+      save(it->second, depth + 1);
+      return op(SETITEM);
+    }
+    std::size_t in_batch = 0;
+    do {
+      op(MARK);
+      for (in_batch = 0; it != members.end() && in_batch < pickle_batch; ++it, ++in_batch) {
+        boundary();
+        save_text(it->first);
+        save(it->second, depth + 1);
+      }
+      op(SETITEMS);
+    } while (in_batch == pickle_batch);
+  }
+
+  std::string out_;
+  std::size_t frame_ = no_frame;  ///< offset of the open frame's reserved header
+};
+
+}  // namespace
+
+std::string write_pickle(const nlohmann::json& value) { return pickle_writer().run(value); }
 
 }  // namespace pinbench

@@ -2,7 +2,8 @@
 // None), protocols 2 to 5, read without executing anything: what PyTorch's memory snapshots are
 // (torch.cuda.memory._dump_snapshot). Every opcode that would name or call code (GLOBAL,
 // STACK_GLOBAL, REDUCE, BUILD, INST, OBJ, NEWOBJ, NEWOBJ_EX, PERSID, BINPERSID, EXT1/2/4) is
-// refused, as is every opcode this reader does not know.
+// refused, as is every opcode this reader does not know. write_pickle goes the other way: JSON as
+// a protocol-4 pickle of the same plain data, for the tools that read only snapshot pickles.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +20,7 @@
 namespace pinbench {
 
 /// Deepest nesting of containers that pickle_document::to_json walks (a container that holds
-/// itself through the memo is caught by it too).
+/// itself through the memo is caught by it too), and that write_pickle writes.
 inline constexpr std::size_t max_pickle_depth = 512;
 
 /// A pickle's values as read, in an arena: a value that the pickle refers to twice (the memo's
@@ -96,5 +97,18 @@ class pickle_document {
 /// 2^20 values plus 16 per input byte). For a large snapshot whose frames are shared, walk the
 /// pickle_document instead: it never copies what is shared.
 [[nodiscard]] nlohmann::json read_pickle(std::string_view bytes, const std::string& source);
+
+/// `value` as a Python pickle of protocol 4 (what pickle.dump writes by default since Python 3.8):
+/// objects as dicts (keys in the object's order), arrays as lists, strings as str, integers as int
+/// (int64 and uint64 both, exactly), floats as float, booleans, null as None; a JSON binary value
+/// as bytes. Nothing that names code is ever written. The result loads with Python's pickle.loads
+/// and with pickle_document::read.
+///
+/// The bytes are those of CPython's own pickler with its memo off (`Pickler.fast`): the same
+/// opcodes, batches of 1000 and 64 KiB frames, without MEMOIZE, which nothing here needs (no value
+/// is referred to twice) and which would make every reader keep a table of every value.
+/// input_error when containers nest deeper than max_pickle_depth (read_pickle would refuse them),
+/// or for a discarded value.
+[[nodiscard]] std::string write_pickle(const nlohmann::json& value);
 
 }  // namespace pinbench
