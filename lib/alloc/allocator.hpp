@@ -12,12 +12,11 @@
 #include <vector>
 
 #include "alloc/config.hpp"
+#include "alloc/recording.hpp"
 #include "alloc/upstream.hpp"
 #include "core/error.hpp"
 
 namespace pinbench::alloc {
-
-using stream_id = std::uint32_t;
 
 /// One statistic with PyTorch's semantics: current value, its peak, and the running totals
 /// of what was added (allocated) and removed (freed).
@@ -126,6 +125,14 @@ class oom_error : public pinbench::out_of_memory {
   std::uint64_t requested_, allocated_, reserved_, free_;
 };
 
+/// Told of every decision a caching allocator makes (alloc/follow.hpp checks them against
+/// PyTorch's): each device call as the trace records it, and each out-of-memory error.
+class decision_observer {
+ public:
+  virtual ~decision_observer() = default;
+  virtual void on_decision(const allocator_decision& d) = 0;
+};
+
 /// The strategy interface. Not thread-safe unless a strategy says so: the benchmark drives one
 /// allocator from one thread, as PyTorch's allocator is driven under its mutex.
 class device_allocator {
@@ -146,6 +153,14 @@ class device_allocator {
   [[nodiscard]] virtual snapshot take_snapshot() const = 0;
   /// Records trace entries from now on (at most max_entries, oldest dropped), or stops.
   virtual void record_history(bool enabled, std::size_t max_entries = 100000) = 0;
+
+  /// Takes over the memory a recording began with (a PyTorch snapshot's start state), before
+  /// the first request: no device call is counted and no trace entry made, but reserved and
+  /// allocated memory include it. Returns each live block's pointer, segment by segment in the
+  /// order of `start`. The caching allocator rebuilds every segment with its blocks at their
+  /// offsets; the others, which cache nothing, allocate the live blocks.
+  /// Throws oom_error when the start state does not fit the device.
+  [[nodiscard]] virtual std::vector<void*> adopt(const start_state& start);
 };
 
 /// PyTorch's native caching allocator (docs/architecture.md, "Caching allocator semantics").
@@ -153,8 +168,14 @@ class device_allocator {
 /// 1.0 included, new segments may not take reserved memory past fraction x upstream capacity,
 /// garbage_collection_threshold is armed and the OOM message says what is allowed; none: as if
 /// the function was never called.
+/// `observer`, when given, is told of every decision (it must outlive the allocator).
 [[nodiscard]] std::unique_ptr<device_allocator> make_caching_allocator(
-    upstream& up, const config& conf, std::optional<double> memory_fraction = std::nullopt);
+    upstream& up, const config& conf, std::optional<double> memory_fraction = std::nullopt,
+    decision_observer* observer = nullptr);
+
+/// The block a caching allocator with `conf` serves a request of `request` bytes with, before
+/// any split is left over: PyTorch's round_size (512 B steps, or roundup_power2_divisions).
+[[nodiscard]] std::size_t caching_block_size(std::size_t request, const config& conf);
 
 /// cudaMalloc / cudaFree for every request (sizes rounded to 512 B as cudaMalloc's granularity
 /// is not observable; stats count each request as one segment and one block).

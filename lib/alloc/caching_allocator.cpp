@@ -21,6 +21,7 @@
 #include "alloc/history.hpp"
 #include "alloc/node_cache.hpp"
 #include "alloc/oom.hpp"
+#include "core/units.hpp"
 
 namespace pinbench::alloc {
 
@@ -115,6 +116,37 @@ struct range {
   std::size_t size = 0;
 };
 
+// [2^k, 2^(k+1)) split into `divisions` equal steps; sizes round up to the next step.
+// As PyTorch, a non-power-of-two `divisions` acts as the power of two below it.
+std::size_t roundup_power2_next_division(std::size_t size, std::size_t divisions) {
+  if (std::has_single_bit(size)) return size;
+  const std::size_t floor = std::bit_floor(size);
+  const std::size_t step = floor >> (std::bit_width(divisions) - 1);
+  if (step == 0) return floor << 1;
+  const std::size_t rounded_down = size & ~(step - 1);
+  return rounded_down == size ? size : rounded_down + step;
+}
+
+// PyTorch's round_size; `use_divisions`: some entry of the table changes rounding.
+std::size_t rounded_block_size(std::size_t size, const config& conf, bool use_divisions) {
+  if (size < kMinBlockSize) return kMinBlockSize;
+  if (use_divisions) {
+    const std::size_t divisions = conf.divisions_for(size);
+    // Before 2.4 one division went to roundup_power2_next_division, which returned the size
+    // as it was: not even a multiple of 512.
+    if (divisions == 1 && !conf.release.division_one_rounds()) return size;
+    if (divisions > 1 && size > kMinBlockSize * divisions)
+      return roundup_power2_next_division(size, divisions);
+  }
+  return kMinBlockSize * ((size + kMinBlockSize - 1) / kMinBlockSize);
+}
+
+bool uses_divisions(const config& conf) {
+  const std::size_t above = conf.release.division_one_rounds() ? 1 : 0;
+  return std::any_of(conf.roundup_power2_divisions.begin(), conf.roundup_power2_divisions.end(),
+                     [above](std::size_t d) { return d > above; });
+}
+
 struct alloc_params {
   std::size_t size = 0;        // rounded request
   std::size_t alloc_size = 0;  // segment size a new cudaMalloc would get
@@ -148,8 +180,15 @@ void link_after(block* b, block* prev) noexcept {
 
 class caching_allocator final : public device_allocator {
  public:
-  caching_allocator(upstream& up, const config& conf, std::optional<double> memory_fraction)
-      : up_(up), conf_(conf), max_split_(conf.max_split_size_bytes.value_or(kUnlimited)) {
+  caching_allocator(upstream& up, const config& conf, std::optional<double> memory_fraction,
+                    decision_observer* observer)
+      : up_(up),
+        conf_(conf),
+        max_split_(conf.max_split_size_bytes.value_or(kUnlimited)),
+        max_non_split_(conf.max_non_split_rounding_bytes.value_or(kLargeBuffer)),
+        observer_(observer) {
+    // set_per_process_memory_fraction called by the program overrides the config's option.
+    if (!memory_fraction) memory_fraction = conf.per_process_memory_fraction;
     if (memory_fraction && !(*memory_fraction >= 0.0 && *memory_fraction <= 1.0)) {
       throw input_error(fmt::format("memory fraction {} is not in [0, 1]", *memory_fraction));
     }
@@ -157,17 +196,17 @@ class caching_allocator final : public device_allocator {
       throw input_error(fmt::format("garbage_collection_threshold {} is not in [0, 1)",
                                     conf.garbage_collection_threshold));
     }
-    // PyTorch's setMemoryFraction sets set_fraction whatever the value, 1.0 and 0 included:
-    // the limit (checked when a segment is added), the garbage collector and "allowed" in the
-    // OOM message all follow from the call, not from the value.
-    set_fraction_ = memory_fraction.has_value();
+    // Up to 2.9 PyTorch's setMemoryFraction sets set_fraction whatever the value, 1.0 and 0
+    // included: the limit (checked when a segment is added), the garbage collector and
+    // "allowed" in the OOM message all follow from the call, not from the value. From 2.10 a
+    // fraction of 1.0 sets none of them.
+    set_fraction_ = memory_fraction.has_value() &&
+                    !(conf.release.fraction_one_is_unlimited() && *memory_fraction >= 1.0);
     if (memory_fraction)
       allowed_max_ =
           static_cast<std::size_t>(*memory_fraction * static_cast<double>(up.capacity()));
     gc_enabled_ = set_fraction_ && conf.garbage_collection_threshold > 0.0;
-    use_divisions_ =
-        std::any_of(conf.roundup_power2_divisions.begin(), conf.roundup_power2_divisions.end(),
-                    [](std::size_t d) { return d > 1; });
+    use_divisions_ = uses_divisions(conf);
     stats_.max_split_size = max_split_ == kUnlimited ? -1 : stat_bytes(max_split_);
     active_.reserve(1024);
   }
@@ -259,27 +298,12 @@ class caching_allocator final : public device_allocator {
     history_.set(enabled, max_entries);
   }
 
+  [[nodiscard]] std::vector<void*> adopt(const start_state& start) override;
+
  private:
   // ---- sizes ------------------------------------------------------------------------------
   [[nodiscard]] std::size_t round_size(std::size_t size) const {
-    if (size < kMinBlockSize) return kMinBlockSize;
-    if (use_divisions_) {
-      const std::size_t divisions = conf_.divisions_for(size);
-      if (divisions > 1 && size > kMinBlockSize * divisions)
-        return roundup_power2_next_division(size, divisions);
-    }
-    return kMinBlockSize * ((size + kMinBlockSize - 1) / kMinBlockSize);
-  }
-
-  // [2^k, 2^(k+1)) split into `divisions` equal steps; sizes round up to the next step.
-  // As PyTorch, a non-power-of-two `divisions` acts as the power of two below it.
-  static std::size_t roundup_power2_next_division(std::size_t size, std::size_t divisions) {
-    if (std::has_single_bit(size)) return size;
-    const std::size_t floor = std::bit_floor(size);
-    const std::size_t step = floor >> (std::bit_width(divisions) - 1);
-    if (step == 0) return floor << 1;
-    const std::size_t rounded_down = size & ~(step - 1);
-    return rounded_down == size ? size : rounded_down + step;
+    return rounded_block_size(size, conf_, use_divisions_);
   }
 
   static std::size_t get_allocation_size(std::size_t size) noexcept {
@@ -335,8 +359,8 @@ class caching_allocator final : public device_allocator {
     }
     // An oversize block is never handed to a request below max_split_size...
     if (p.size < max_split_ && (*it)->size >= max_split_) return false;
-    // ...and to a larger request only when it wastes less than kLargeBuffer.
-    if (p.size >= max_split_ && (*it)->size >= p.size + kLargeBuffer) return false;
+    // ...and to a larger request only when it wastes less than max_non_split_rounding_mb.
+    if (p.size >= max_split_ && (*it)->size >= p.size + max_non_split_) return false;
     p.found = *it;
     pool.blocks.erase(it);
     return true;
@@ -462,7 +486,7 @@ class caching_allocator final : public device_allocator {
         make_block({.ptr = as_address(ptr), .size = size, .pool = p.pool, .stream = p.stream});
     stats_.note_segment_alloc(p.pool->small, size, size >= max_split_);
     ++stats_.num_device_alloc;
-    history_.record(trace_action::segment_alloc, b->ptr, size, p.stream);
+    note_decision(decision_kind::segment_alloc, b->ptr, size, p.stream);
     p.found = b;
     return true;
   }
@@ -536,7 +560,7 @@ class caching_allocator final : public device_allocator {
   void release_block(block* b) {
     block_pool& pool = *b->pool;
     ++stats_.num_device_free;
-    history_.record(trace_action::segment_free, b->ptr, b->size, b->stream);
+    note_decision(decision_kind::segment_free, b->ptr, b->size, b->stream);
     up_.deallocate(as_pointer(b->ptr), b->size);
     total_allocated_memory_ -= b->size;
     stats_.note_segment_free(pool.small, b->size, b->size >= max_split_);
@@ -687,7 +711,7 @@ class caching_allocator final : public device_allocator {
     stats_.reserved_bytes.increase(pool.small, stat_bytes(mapped.size));
     // PyTorch counts each mapping as a device allocation but not as a segment.
     ++stats_.num_device_alloc;
-    history_.record(trace_action::segment_map, mapped.ptr, mapped.size, to_map->stream);
+    note_decision(decision_kind::segment_map, mapped.ptr, mapped.size, to_map->stream);
     return true;
   }
 
@@ -719,7 +743,7 @@ class caching_allocator final : public device_allocator {
     total_allocated_memory_ -= unmapped.size;
     stats_.reserved_bytes.decrease(pool.small, stat_bytes(unmapped.size));
     ++stats_.num_device_free;
-    history_.record(trace_action::segment_unmap, unmapped.ptr, unmapped.size, b->stream);
+    note_decision(decision_kind::segment_unmap, unmapped.ptr, unmapped.size, b->stream);
   }
 
   void release_expandable_segment(block* b) {
@@ -751,10 +775,98 @@ class caching_allocator final : public device_allocator {
     return candidate;
   }
 
+  // ---- the start state ---------------------------------------------------------------------
+  /// Fills [from, from + bytes) of a segment whose memory is at `base` with the recorded blocks
+  /// (`recorded` is where the segment started in the recording): free gaps cached, live blocks
+  /// allocated, all linked in address order after `prev`. Returns the last block made.
+  block* lay_out(block_pool& pool, expandable_segment* segment, std::uintptr_t base,
+                 const start_segment& seg, block* prev, std::vector<void*>& live_out) {
+    const bool small = pool.small;
+    std::uintptr_t at = base;
+    const std::uintptr_t end = base + seg.size;
+    std::size_t pieces = 0;
+    std::vector<block*> free_pieces;
+    auto link = [&](block* b) {
+      if (prev != nullptr) link_after(b, prev);
+      prev = b;
+      ++pieces;
+    };
+    for (const start_block& live : seg.live) {
+      if (live.address < seg.address || live.address - seg.address < at - base ||
+          live.size == 0 || live.address - seg.address + live.size > seg.size)
+        throw device_error(fmt::format(
+            "start state: the block at {:#x} of {} bytes does not fit its segment at {:#x} of {} "
+            "bytes after the blocks before it",
+            live.address, live.size, seg.address, seg.size));
+      const std::uintptr_t block_at = base + (live.address - seg.address);
+      if (block_at > at) {
+        block* gap = make_block({.ptr = at, .size = block_at - at, .pool = &pool,
+                                 .segment = segment, .stream = seg.stream});
+        link(gap);
+        free_pieces.push_back(gap);
+      }
+      block* b = make_block({.ptr = block_at, .size = live.size, .pool = &pool,
+                             .segment = segment, .stream = seg.stream});
+      b->allocated = true;
+      b->requested_size = live.requested_size != 0 ? live.requested_size : live.size;
+      link(b);
+      active_.emplace(b->ptr, b);
+      stats_.note_alloc(small, b->size, b->requested_size, b->size >= max_split_);
+      live_out.push_back(as_pointer(b->ptr));
+      at = block_at + live.size;
+    }
+    if (at < end) {
+      block* gap = make_block({.ptr = at, .size = end - at, .pool = &pool, .segment = segment,
+                               .stream = seg.stream});
+      link(gap);
+      free_pieces.push_back(gap);
+    }
+    for (block* b : free_pieces) {
+      pool.insert(b);
+      // A free piece of a split segment is an inactive split (expandable segments left out).
+      if (segment == nullptr && pieces > 1) {
+        stats_.inactive_split.increase(small, 1);
+        stats_.inactive_split_bytes.increase(small, stat_bytes(b->size));
+      }
+    }
+    return prev;
+  }
+
+  [[noreturn]] void start_does_not_fit(const start_state& start) const {
+    throw input_error(fmt::format(
+        "the recorded start state holds {} reserved ({} live), more than the device's {} can "
+        "take: give the replay the GPU's memory",
+        format_bytes(start.reserved_bytes()), format_bytes(start.live_bytes()),
+        format_bytes(up_.capacity())));
+  }
+
+  // ---- decisions --------------------------------------------------------------------------
+  /// A device call or an out-of-memory error: into the trace, and to the observer.
+  void note_decision(decision_kind kind, std::uintptr_t address, std::size_t size,
+                     stream_id stream) {
+    history_.record(trace_action_of(kind), address, size, stream);
+    if (observer_ != nullptr)
+      observer_->on_decision({.kind = kind,
+                              .address = kind == decision_kind::oom ? 0 : address,
+                              .size = size,
+                              .stream = stream});
+  }
+
+  static trace_action trace_action_of(decision_kind kind) noexcept {
+    switch (kind) {
+      case decision_kind::segment_alloc: return trace_action::segment_alloc;
+      case decision_kind::segment_free: return trace_action::segment_free;
+      case decision_kind::segment_map: return trace_action::segment_map;
+      case decision_kind::segment_unmap: return trace_action::segment_unmap;
+      case decision_kind::oom: break;
+    }
+    return trace_action::oom;
+  }
+
   // ---- out of memory ----------------------------------------------------------------------
   [[noreturn]] void raise_oom(const alloc_params& p) {
     // PyTorch's oom trace entry carries the device's free bytes in its address field.
-    history_.record(trace_action::oom, detail::device_free_bytes(up_), p.size, p.stream);
+    note_decision(decision_kind::oom, detail::device_free_bytes(up_), p.size, p.stream);
     ++stats_.num_ooms;
     throw detail::make_caching_oom_error(
         up_, {p.alloc_size, current_allocated(), current_reserved(), allowed_for_message()});
@@ -774,6 +886,8 @@ class caching_allocator final : public device_allocator {
   upstream& up_;
   const config conf_;
   const std::size_t max_split_;
+  const std::size_t max_non_split_;  // max_non_split_rounding_mb: kLargeBuffer unless set
+  decision_observer* const observer_;
   bool set_fraction_ = false;
   bool gc_enabled_ = false;
   bool use_divisions_ = false;
@@ -794,6 +908,83 @@ class caching_allocator final : public device_allocator {
   memory_stats stats_;
   history history_;
 };
+
+std::vector<void*> caching_allocator::adopt(const start_state& start) {
+  // Each segment's live pointers go to its place in the order of `start`.
+  std::vector<std::vector<void*>> per_segment(start.segments.size());
+  for (std::size_t i = 0; i < start.segments.size(); ++i) {
+    const start_segment& seg = start.segments[i];
+    if (seg.expandable) continue;
+    block_pool& pool = seg.small ? small_ : large_;
+    void* const ptr = up_.allocate(seg.size);
+    if (ptr == nullptr) start_does_not_fit(start);
+    total_allocated_memory_ += seg.size;
+    stats_.note_segment_alloc(pool.small, seg.size, seg.size >= max_split_);
+    (void)lay_out(pool, nullptr, as_address(ptr), seg, nullptr, per_segment[i]);
+  }
+  // Expandable segments: one address range per reservation, its recorded ranges mapped.
+  std::vector<std::uint64_t> reservations;
+  for (const auto& seg : start.segments)
+    if (seg.expandable &&
+        std::find(reservations.begin(), reservations.end(), seg.reservation) == reservations.end())
+      reservations.push_back(seg.reservation);
+  for (const std::uint64_t reservation : reservations) {
+    std::vector<std::size_t> ranges;
+    for (std::size_t i = 0; i < start.segments.size(); ++i)
+      if (start.segments[i].expandable && start.segments[i].reservation == reservation)
+        ranges.push_back(i);
+    const start_segment& first = start.segments[ranges.front()];
+    block_pool& pool = first.small ? small_ : large_;
+    const std::size_t page = pool.small ? kSmallBuffer : kLargeBuffer;
+    const std::size_t capacity = up_.capacity();
+    std::size_t pages = std::max<std::size_t>(1, (capacity + capacity / 8 + page - 1) / page);
+    for (const std::size_t i : ranges) {
+      const start_segment& r = start.segments[i];
+      if (r.address < reservation || (r.address - reservation) % page != 0 || r.size % page != 0)
+        throw device_error(fmt::format(
+            "start state: the expandable range at {:#x} of {} bytes is not made of whole {} "
+            "pages from its reservation at {:#x}",
+            r.address, r.size, format_bytes(page), reservation));
+      pages = std::max<std::size_t>(pages, (r.address - reservation + r.size) / page);
+    }
+    auto seg = std::make_unique<expandable_segment>();
+    seg->page_bytes = page;
+    seg->pages = pages;
+    seg->base = as_address(up_.reserve_address(pages * page));
+    seg->page_mapped.assign(pages, false);
+    expandable_segment* const segment = seg.get();
+    segments_.push_back(std::move(seg));
+    block* prev = nullptr;
+    std::uintptr_t at = segment->base;
+    auto unmapped_until = [&](std::uintptr_t to) {
+      if (to <= at) return;
+      block* b = make_block({.ptr = at, .size = to - at, .pool = &pool, .segment = segment,
+                             .stream = first.stream, .mapped = false});
+      if (prev != nullptr) link_after(b, prev);
+      prev = b;
+      pool.unmapped.insert(b);
+      at = to;
+    };
+    for (const std::size_t i : ranges) {
+      const start_segment& r = start.segments[i];
+      const std::uintptr_t from = segment->base + (r.address - reservation);
+      unmapped_until(from);
+      for (std::size_t p = (from - segment->base) / page; p < (from - segment->base + r.size) / page;
+           ++p) {
+        if (!up_.map(as_pointer(segment->base + p * page), page)) start_does_not_fit(start);
+        segment->page_mapped[p] = true;
+      }
+      total_allocated_memory_ += r.size;
+      stats_.reserved_bytes.increase(pool.small, stat_bytes(r.size));
+      prev = lay_out(pool, segment, from, r, prev, per_segment[i]);
+      at = from + r.size;
+    }
+    unmapped_until(segment->base + segment->bytes());
+  }
+  std::vector<void*> out;
+  for (auto& ptrs : per_segment) out.insert(out.end(), ptrs.begin(), ptrs.end());
+  return out;
+}
 
 snapshot caching_allocator::take_snapshot() const {
   snapshot out;
@@ -835,9 +1026,14 @@ snapshot caching_allocator::take_snapshot() const {
 
 }  // namespace
 
+std::size_t caching_block_size(std::size_t request, const config& conf) {
+  return rounded_block_size(request, conf, uses_divisions(conf));
+}
+
 std::unique_ptr<device_allocator> make_caching_allocator(upstream& up, const config& conf,
-                                                         std::optional<double> memory_fraction) {
-  return std::make_unique<caching_allocator>(up, conf, memory_fraction);
+                                                         std::optional<double> memory_fraction,
+                                                         decision_observer* observer) {
+  return std::make_unique<caching_allocator>(up, conf, memory_fraction, observer);
 }
 
 }  // namespace pinbench::alloc

@@ -24,16 +24,23 @@ constexpr std::size_t interval_count = 16;
 constexpr std::size_t first_interval_log2 = 20;  // 1 MiB
 using interval_table = std::array<std::size_t, interval_count>;
 
-// PyTorch's kLargeBuffer (20 MiB) in MiB: max_split_size_mb must be above it. (That is the
-// check of most PyTorch releases and of pinbench's interface; the newest AllocatorConfig.cpp
-// also lets exactly 20 through.)
+// PyTorch's kLargeBuffer (20 MiB) in MiB: max_split_size_mb must be above it (at least it,
+// from 2.10).
 constexpr std::uint64_t min_split_size_mb = 20;
 
 const std::vector<std::string>& modelled_keys() {
-  static const std::vector<std::string> keys = {"max_split_size_mb", "roundup_power2_divisions",
-                                                "garbage_collection_threshold",
-                                                "expandable_segments"};
+  static const std::vector<std::string> keys = {
+      "max_split_size_mb",   "roundup_power2_divisions",  "garbage_collection_threshold",
+      "expandable_segments", "max_non_split_rounding_mb", "per_process_memory_fraction"};
   return keys;
+}
+
+// The release a key first appeared in, for those that are not in every release modelled.
+std::optional<pytorch_release> first_release_of(std::string_view key) {
+  if (key == "expandable_segments") return pytorch_release{2, 1};
+  if (key == "max_non_split_rounding_mb") return pytorch_release{2, 6};
+  if (key == "per_process_memory_fraction") return pytorch_release{2, 10};
+  return std::nullopt;
 }
 
 // Keys PyTorch's parsers accept whose effect pinbench does not reproduce: an error rather than
@@ -47,9 +54,7 @@ const std::vector<std::string>& unmodelled_keys() {
                                                 "pinned_num_register_threads",
                                                 "pinned_use_background_threads",
                                                 "pinned_reserve_segment_size_mb",
-                                                "max_non_split_rounding_mb",
-                                                "graph_capture_record_stream_reuse",
-                                                "per_process_memory_fraction"};
+                                                "graph_capture_record_stream_reuse"};
   return keys;
 }
 
@@ -112,21 +117,32 @@ std::vector<std::string_view> split_top_level(std::string_view text, const std::
 
 class parser {
  public:
-  parser(const std::string& file, const std::string& path) : file_(file), path_(path) {}
+  parser(const std::string& file, const std::string& path, pytorch_release release)
+      : file_(file), path_(path), release_(release) {}
 
   [[noreturn]] void fail(const std::string& message) const {
     throw input_error(file_, path_, message);
   }
 
-  void max_split_size(std::string_view value, config& out) const {
+  // max_split_size_mb and max_non_split_rounding_mb: MiB above 20 (at least 20 from 2.10).
+  std::size_t split_size(std::string_view key, std::string_view value) const {
     const auto mb = parse_uint(value);
-    if (!mb || *mb <= min_split_size_mb) {
-      fail("max_split_size_mb: expected an integer number of MiB greater than " +
-           std::to_string(min_split_size_mb) + ", got " + quote(value));
+    const bool twenty = release_.accepts_twenty_mb();
+    if (!mb || *mb < min_split_size_mb || (*mb == min_split_size_mb && !twenty)) {
+      fail(std::string(key) + ": expected an integer number of MiB " +
+           (twenty ? "of at least " : "greater than ") + std::to_string(min_split_size_mb) +
+           ", got " + quote(value));
     }
     // PyTorch clamps instead of overflowing; the result means "no limit in practice".
     constexpr std::uint64_t max_mb = std::numeric_limits<std::size_t>::max() >> 20;
-    out.max_split_size_bytes = static_cast<std::size_t>(std::min(*mb, max_mb) << 20);
+    return static_cast<std::size_t>(std::min(*mb, max_mb) << 20);
+  }
+
+  void per_process_memory_fraction(std::string_view value, config& out) const {
+    const auto f = parse_double(value);
+    if (!f || !(*f >= 0.0 && *f <= 1.0))
+      fail("per_process_memory_fraction: expected a number from 0 to 1, got " + quote(value));
+    out.per_process_memory_fraction = *f;
   }
 
   void garbage_collection_threshold(std::string_view value, config& out) const {
@@ -188,15 +204,20 @@ class parser {
       const std::string_view boundary_text = trim(entry.substr(0, colon));
       const std::string_view divisions_text = trim(entry.substr(colon + 1));
       const auto divisions = parse_uint(divisions_text);
-      if (!divisions || (*divisions != 0 && !std::has_single_bit(*divisions))) {
-        fail("roundup_power2_divisions: expected the divisions to be a power of two or 0, got " +
+      const bool zero_ok = release_.list_accepts_zero();
+      if (!divisions || (*divisions == 0 && !zero_ok) ||
+          (*divisions != 0 && !std::has_single_bit(*divisions))) {
+        fail(std::string("roundup_power2_divisions: expected the divisions to be a power of two") +
+             (zero_ok ? " or 0" : " (0 came in PyTorch 2.4)") + ", got " +
              quote(divisions_text) + " in " + quote(value));
       }
       const auto d = static_cast<std::size_t>(*divisions);
       if (boundary_text == ">") {
-        // PyTorch 2.6 fills from the last listed interval itself, overwriting its value
-        // (interval 0 when none was listed); later versions start one above it.
-        std::fill(table.begin() + static_cast<std::ptrdiff_t>(last_index), table.end(), d);
+        // Up to 2.9, from the last listed interval itself, overwriting its value (interval 0
+        // when none was listed); from 2.10, from one above it.
+        const std::size_t from =
+            release_.fill_above_last() ? std::min(last_index + 1, interval_count) : last_index;
+        std::fill(table.begin() + static_cast<std::ptrdiff_t>(from), table.end(), d);
       } else {
         const auto boundary_mb = parse_uint(boundary_text);
         if (!boundary_mb || !std::has_single_bit(*boundary_mb)) {
@@ -222,6 +243,7 @@ class parser {
  private:
   const std::string& file_;
   const std::string& path_;
+  const pytorch_release release_;
 };
 
 // Spreads PyTorch's 16 intervals over pinbench's 64 power-of-two entries (see above).
@@ -247,10 +269,10 @@ std::string mib_key(std::size_t j) {
   return std::to_string(std::uint64_t{1} << j);
 }
 
-// The shortest list that the parser turns back into `t`, given that parsing starts from zeros:
-// the first entry covers the run of equal values at the bottom, ">" the run at the top, and
-// every other non-zero interval is listed.
-std::string roundup_text(const interval_table& t) {
+// The shortest list that the parser turns back into `t` by `release`'s rules, given that
+// parsing starts from zeros: the first entry covers the run of equal values at the bottom, ">"
+// the run at the top, and every other non-zero interval is listed.
+std::string roundup_text(const interval_table& t, pytorch_release release) {
   if (std::all_of(t.begin(), t.end(), [&](std::size_t v) { return v == t[0]; })) {
     return t[0] == 0 ? std::string{} : std::to_string(t[0]);
   }
@@ -261,15 +283,18 @@ std::string roundup_text(const interval_table& t) {
   const std::size_t top = t[interval_count - 1];
   std::size_t run_start = interval_count - 1;  // first index of the top run
   while (run_start > 0 && t[run_start - 1] == top) --run_start;
-  const bool use_tail = top != 0 && run_start > a && run_start + 1 < interval_count;
+  const bool above = release.fill_above_last();
+  const bool use_tail = top != 0 && run_start > a && (above || run_start + 1 < interval_count);
   const std::size_t explicit_end = use_tail ? run_start : interval_count;
   for (std::size_t j = a + 1; j < explicit_end; ++j) {
-    if (t[j] != 0) entries.push_back(mib_key(j) + ":" + std::to_string(t[j]));
+    // From 2.10 ">" fills from one above the last listed interval: that one is listed, 0 or not.
+    if (t[j] != 0 || (use_tail && above && j + 1 == run_start))
+      entries.push_back(mib_key(j) + ":" + std::to_string(t[j]));
   }
-  // ">" fills from the last listed interval itself (PyTorch 2.6), so the top run's first
+  // Up to 2.9 ">" fills from the last listed interval itself, so the top run's first
   // interval is listed and ">" carries its value on.
   if (use_tail) {
-    entries.push_back(mib_key(run_start) + ":" + std::to_string(top));
+    if (!above) entries.push_back(mib_key(run_start) + ":" + std::to_string(top));
     entries.push_back(">:" + std::to_string(top));
   }
   std::string out = "[";
@@ -296,6 +321,15 @@ std::size_t config::divisions_for(std::size_t bytes) const {
   return roundup_power2_divisions[std::min(b, roundup_power2_divisions.size() - 1)];
 }
 
+bool same_options(const config& a, const config& b) {
+  return a.max_split_size_bytes == b.max_split_size_bytes &&
+         a.roundup_power2_divisions == b.roundup_power2_divisions &&
+         a.garbage_collection_threshold == b.garbage_collection_threshold &&
+         a.expandable_segments == b.expandable_segments &&
+         a.max_non_split_rounding_bytes == b.max_non_split_rounding_bytes &&
+         a.per_process_memory_fraction == b.per_process_memory_fraction;
+}
+
 std::string config::to_string() const {
   std::vector<std::string> items;
   if (max_split_size_bytes) {
@@ -303,12 +337,17 @@ std::string config::to_string() const {
   }
   // Only tables that parse_config can produce are representable; a hand-built table is printed
   // from its 1 MiB .. 32 GiB entries.
-  const std::string roundup = roundup_text(collapse_intervals(roundup_power2_divisions));
+  const std::string roundup = roundup_text(collapse_intervals(roundup_power2_divisions), release);
   if (!roundup.empty()) items.push_back("roundup_power2_divisions:" + roundup);
   if (garbage_collection_threshold != 0) {
     items.push_back("garbage_collection_threshold:" + format_double(garbage_collection_threshold));
   }
   if (expandable_segments) items.push_back("expandable_segments:True");
+  if (max_non_split_rounding_bytes)
+    items.push_back("max_non_split_rounding_mb:" +
+                    std::to_string(*max_non_split_rounding_bytes >> 20));
+  if (per_process_memory_fraction)
+    items.push_back("per_process_memory_fraction:" + format_double(*per_process_memory_fraction));
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out += ",";
@@ -317,10 +356,12 @@ std::string config::to_string() const {
   return out;
 }
 
-config parse_config(std::string_view text, const std::string& file, const std::string& json_path) {
+config parse_config(std::string_view text, const std::string& file, const std::string& json_path,
+                    pytorch_release release) {
   config out;
+  out.release = release;
   interval_table intervals{};
-  const parser p(file, json_path);
+  const parser p(file, json_path, release);
   const std::string_view whole = trim(text);
   if (whole.empty()) return out;
 
@@ -338,8 +379,16 @@ config parse_config(std::string_view text, const std::string& file, const std::s
       p.fail("expected key:value, got " + quote(item));
     }
     const std::string_view value = trim(item.substr(colon + 1));
+    if (const auto since = first_release_of(key); since && release < *since) {
+      p.fail(quote(key) + " is not an option of PyTorch " + release.to_string() +
+             " (it came in " + since->to_string() + ")");
+    }
     if (key == "max_split_size_mb") {
-      p.max_split_size(value, out);
+      out.max_split_size_bytes = p.split_size(key, value);
+    } else if (key == "max_non_split_rounding_mb") {
+      out.max_non_split_rounding_bytes = p.split_size(key, value);
+    } else if (key == "per_process_memory_fraction") {
+      p.per_process_memory_fraction(value, out);
     } else if (key == "roundup_power2_divisions") {
       p.roundup_power2_divisions(value, intervals);
     } else if (key == "garbage_collection_threshold") {

@@ -4,42 +4,68 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "alloc/follow.hpp"
 #include "alloc/upstream.hpp"
 #include "core/clock.hpp"
 #include "core/interrupt.hpp"
 
 namespace pinbench::alloc {
 
-std::vector<event> read_all(event_source& source) {
-  std::vector<event> events;
+trace_events read_all(event_source& source) {
+  trace_events out;
   event e;
-  while (source.next(e)) events.push_back(std::move(e));
-  return events;
+  while (source.next(e)) out.events.push_back(std::move(e));
+  out.recorded = source.recorded();
+  return out;
 }
 
-replay_outcome replay(const std::vector<event>& events, const config& conf,
-                      std::uint64_t capacity, std::optional<double> memory_fraction) {
+replay_outcome replay(const trace_events& trace, const config& conf, std::uint64_t capacity,
+                      std::optional<double> memory_fraction, follow_pytorch follow) {
   replay_outcome out;
   const std::int64_t start = now_ns();
-  // Declared in this order so that the allocator goes before its upstream.
-  const auto upstream = make_arena_upstream(capacity);
-  const auto allocator = make_caching_allocator(*upstream, conf, memory_fraction);
+  // A snapshot's replay runs on PyTorch's addresses; others on a plain arena. Declared before
+  // the allocator, so that the allocator goes first.
+  std::unique_ptr<decision_follower> follower;
+  std::unique_ptr<upstream> arena;
+  if (trace.recorded) {
+    follower = std::make_unique<decision_follower>(*trace.recorded, capacity,
+                                                   follow == follow_pytorch::yes);
+  } else {
+    arena = make_arena_upstream(capacity);
+  }
+  upstream& device = follower ? static_cast<upstream&>(*follower) : *arena;
+  const bool checking = follower && follow == follow_pytorch::yes;
+  const auto allocator = make_caching_allocator(device, conf, memory_fraction,
+                                                checking ? follower.get() : nullptr);
   std::unordered_map<std::uint64_t, void*> live;
   std::unordered_set<std::uint64_t> failed;  // ids whose allocation ran out of memory
   live.reserve(1024);
+  if (trace.recorded && !trace.recorded->start.empty()) {
+    const std::vector<void*> adopted = allocator->adopt(trace.recorded->start);
+    std::size_t k = 0;
+    for (const auto& seg : trace.recorded->start.segments)
+      for (const auto& b : seg.live) {
+        if (b.id != 0) live.emplace(b.id, adopted[k]);
+        ++k;
+      }
+  }
   std::int64_t peak_reserved = -1;
+  const auto& events = trace.events;
   for (std::uint64_t i = 0; i < events.size(); ++i) {
     if ((i & 1023U) == 1023U && interrupt_requested()) {
       out.interrupted = true;
       break;
     }
+    if (follower) follower->at_event(i);
     const event& e = events[i];
     switch (e.op) {
       case event::kind::alloc: {
         if (live.contains(e.id)) break;  // an id still live: skipped, as the engine does
         ++out.calls;
         try {
-          live.emplace(e.id, allocator->allocate(e.size, e.stream));
+          void* const ptr = allocator->allocate(e.size, e.stream);
+          live.emplace(e.id, ptr);
+          if (checking) follower->on_placement(reinterpret_cast<std::uintptr_t>(ptr), e.size);
         } catch (const oom_error& oom) {
           ++out.ooms;
           if (!out.first_oom_event) {
@@ -78,7 +104,7 @@ replay_outcome replay(const std::vector<event>& events, const config& conf,
     }
   }
   out.stats = allocator->stats();
-  for (auto& [id, ptr] : live) allocator->deallocate(ptr);
+  if (checking && !out.interrupted) out.check = follower->check();
   out.elapsed_ns = now_ns() - start;
   return out;
 }

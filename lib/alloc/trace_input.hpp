@@ -25,7 +25,8 @@ namespace pinbench::alloc::detail {
 
 /// A PyTorch memory snapshot pickle, read whole; device_traces[device] replayed
 /// (trace_pickle.cpp).
-[[nodiscard]] std::unique_ptr<event_source> open_pickle_trace(const std::string& path, int device);
+[[nodiscard]] std::unique_ptr<event_source> open_pickle_trace(const std::string& path,
+                                                              const trace_options& options);
 
 /// What check_trace_file checks of a snapshot pickle without reading it: its size and protocol.
 void check_pickle_trace(const std::string& path);

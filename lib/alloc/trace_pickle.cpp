@@ -2,6 +2,7 @@
 // device's trace entries mapped as scripts/torch_snapshot_to_trace.py maps them, plus each oom
 // entry as an allocation of the size that failed. Read whole (core/pickle.hpp), never executed.
 #include <algorithm>
+#include <charconv>
 #include <bit>
 #include <filesystem>
 #include <limits>
@@ -11,10 +12,12 @@
 #include <fmt/format.h>
 
 #include "alloc/config.hpp"
+#include "alloc/snapshot_records.hpp"
 #include "alloc/torch_snapshot.hpp"
 #include "alloc/trace_input.hpp"
 #include "core/error.hpp"
 #include "core/pickle.hpp"
+#include "core/text.hpp"
 #include "core/units.hpp"
 
 namespace pinbench::alloc {
@@ -50,7 +53,7 @@ pickle_document read_snapshot(const std::string& path) {
 }
 
 struct snapshot_replay {
-  std::vector<event> events;
+  detail::snapshot_replay_plan plan;
   torch_snapshot_facts facts;
 };
 
@@ -61,7 +64,74 @@ class snapshot_converter {
   snapshot_converter(const pickle_document& doc, const std::string& path)
       : doc_(doc), path_(path) {}
 
-  snapshot_replay convert(int device) {
+  /// How many devices the snapshot has traces for.
+  std::size_t devices() {
+    return doc_.items(traces()).size();
+  }
+
+  snapshot_replay convert(int device, const std::optional<config>& recorded_settings) {
+    const value_id root = doc_.root();
+    const auto per_device = doc_.items(traces());
+    const std::string at = fmt::format("device_traces[{}]", device);
+    if (device < 0 || static_cast<std::size_t>(device) >= per_device.size()) {
+      fail(at, fmt::format("no such device (the snapshot has traces for {} device{})",
+                           per_device.size(), per_device.size() == 1 ? "" : "s"));
+    }
+    const value_id list = per_device[static_cast<std::size_t>(device)];
+    if (doc_.type_of(list) != value_type::list) {
+      fail(at, fmt::format("expected a list of trace entries, got {}",
+                           pickle_document::type_name(doc_.type_of(list))));
+    }
+    snapshot_replay out;
+    detail::device_records records;
+    records.device = device;
+    trace_path_ = at;
+    const auto entries = doc_.items(list);
+    out.facts.format = format_of(root, entries);
+    if (const auto settings = doc_.member(root, "allocator_settings")) {
+      // Read as the release that wrote it: the blocks the recording began with were sized by
+      // its rules, and its text is what that release reads back.
+      const pytorch_release writer =
+          out.facts.format ? out.facts.format->newest : pytorch_release::newest();
+      records.settings = read_settings(*settings, writer, out.facts.notes);
+      out.facts.settings = records.settings;
+      out.facts.alloc_conf = records.settings.to_string();
+    } else if (recorded_settings) {
+      records.settings = *recorded_settings;
+    }
+    records.trace = read_entries(entries);
+    records.segments = read_segments(root, device);
+    out.plan = detail::plan_snapshot_replay(records, at);
+    auto& facts = out.facts;
+    for (auto& note : out.plan.notes) facts.notes.push_back(std::move(note));
+    out.plan.notes.clear();
+    facts.device = device;
+    facts.events = out.plan.events.size();
+    facts.oom_event_index = out.plan.oom_event_index;
+    if (out.plan.oom_entry) {
+      const auto& oom = records.trace[*out.plan.oom_entry];
+      facts.oom_size = oom.size;
+      facts.oom_device_free = oom.device_free;
+      after_oom_ = entries.subspan(*out.plan.oom_entry + 1);
+    }
+    facts.reserved_at_snapshot = reserved(root, device);
+    if (facts.oom_size) {
+      facts.reserved_at_oom = reserved_at_oom(facts.reserved_at_snapshot);
+      if (facts.reserved_at_oom && facts.oom_device_free)
+        facts.device_total = *facts.reserved_at_oom + *facts.oom_device_free;
+    }
+    facts.pytorch_decisions = out.plan.recorded->device_calls();
+    facts.start_segments = out.plan.recorded->start.segments.size();
+    facts.start_live_blocks = out.plan.recorded->start.live_blocks();
+    return out;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& where, const std::string& message) const {
+    throw input_error(path_, where, message);
+  }
+
+  value_id traces() const {
     const value_id root = doc_.root();
     if (doc_.type_of(root) != value_type::dict) {
       fail("", fmt::format("expected a dict at the top (a torch memory snapshot), got {}",
@@ -77,34 +147,7 @@ class snapshot_converter {
       fail("device_traces", fmt::format("expected a list (one list of entries per device), got {}",
                                         pickle_document::type_name(doc_.type_of(*traces))));
     }
-    const auto per_device = doc_.items(*traces);
-    const std::string at = fmt::format("device_traces[{}]", device);
-    if (device < 0 || static_cast<std::size_t>(device) >= per_device.size()) {
-      fail(at, fmt::format("no such device (the snapshot has traces for {} device{})",
-                           per_device.size(), per_device.size() == 1 ? "" : "s"));
-    }
-    const value_id list = per_device[static_cast<std::size_t>(device)];
-    if (doc_.type_of(list) != value_type::list) {
-      fail(at, fmt::format("expected a list of trace entries, got {}",
-                           pickle_document::type_name(doc_.type_of(list))));
-    }
-    snapshot_replay out;
-    replay(doc_.items(list), at, out);
-    out.facts.reserved_at_snapshot = reserved(root, device);
-    if (out.facts.oom_size) {
-      out.facts.reserved_at_oom = reserved_at_oom(out.facts.reserved_at_snapshot);
-      if (out.facts.reserved_at_oom && out.facts.oom_device_free)
-        out.facts.device_total = *out.facts.reserved_at_oom + *out.facts.oom_device_free;
-    }
-    if (const auto settings = doc_.member(root, "allocator_settings"))
-      out.facts.alloc_conf = alloc_conf(*settings, out.facts.notes);
-    out.facts.events = out.events.size();
-    return out;
-  }
-
- private:
-  [[noreturn]] void fail(const std::string& where, const std::string& message) const {
-    throw input_error(path_, where, message);
+    return *traces;
   }
 
   [[nodiscard]] std::string entry_path(std::size_t i) const {
@@ -129,134 +172,143 @@ class snapshot_converter {
   }
 
   // "stream" is a handle (cudaStream_t as an integer); 0 when absent, as in the script.
-  std::int64_t stream_of(value_id entry, std::size_t i) const {
+  std::int64_t stream_of(value_id dict, const std::string& where) const {
     std::int64_t handle = 0;
-    if (const auto v = doc_.member(entry, "stream")) {
+    if (const auto v = doc_.member(dict, "stream")) {
       const auto n = doc_.to_int64(*v);
       const auto u = doc_.to_uint64(*v);
       if (!n && !u) {
-        fail(entry_path(i) + ".stream", fmt::format("expected an integer, got {}",
-                                                   pickle_document::type_name(doc_.type_of(*v))));
+        fail(where + ".stream", fmt::format("expected an integer, got {}",
+                                            pickle_document::type_name(doc_.type_of(*v))));
       }
       handle = n ? *n : static_cast<std::int64_t>(*u);
     }
     return handle;
   }
 
-  // Streams numbered 0, 1, ... in order of first appearance.
-  std::uint32_t stream_index(std::int64_t handle) {
-    const auto [it, inserted] =
-        streams_.try_emplace(handle, static_cast<std::uint32_t>(streams_.size()));
-    return it->second;
+  static detail::entry_kind kind_of(std::string_view action) {
+    using detail::entry_kind;
+    if (action == "alloc") return entry_kind::alloc;
+    if (action == "free_requested") return entry_kind::free_requested;
+    if (action == "free_completed" || action == "free") return entry_kind::free_completed;
+    if (action == "segment_alloc") return entry_kind::segment_alloc;
+    if (action == "segment_free") return entry_kind::segment_free;
+    if (action == "segment_map") return entry_kind::segment_map;
+    if (action == "segment_unmap") return entry_kind::segment_unmap;
+    if (action == "oom") return entry_kind::oom;
+    return entry_kind::other;
   }
 
-  // Pass 1 pairs each alloc with the entry that ends it (free_completed, else the
-  // free_requested seen), pass 2 emits in trace order: the script's two passes.
-  void replay(std::span<const value_id> entries, const std::string& at, snapshot_replay& out) {
-    trace_path_ = at;
-    std::vector<std::optional<std::size_t>> end_of(entries.size());
-    struct live_block {
-      std::size_t alloc_index;
-      std::optional<std::size_t> requested;
-    };
-    std::unordered_map<std::uint64_t, live_block> live;  // address -> its alloc
+  // What a release's stack shows: empty_cache() (Python's, or emptyCache in C++), or the
+  // allocator's malloc (its retry path); none without frames.
+  std::optional<bool> released_by(value_id entry) const {
+    const auto frames = doc_.member(entry, "frames");
+    if (!frames) return std::nullopt;
+    std::optional<bool> by;
+    for (const value_id f : doc_.items(*frames)) {
+      const auto name = doc_.member(f, "name");
+      const std::string_view n = name ? doc_.to_text(*name).value_or("") : "";
+      if (n == "empty_cache" || n.find("emptyCache") != std::string_view::npos) return true;
+      if (n.find("::malloc") != std::string_view::npos) by = false;
+    }
+    return by;
+  }
+
+  std::vector<detail::trace_record> read_entries(std::span<const value_id> entries) const {
+    using detail::entry_kind;
+    std::vector<detail::trace_record> out(entries.size());
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const value_id entry = entries[i];
       if (doc_.type_of(entry) != value_type::dict) {
         fail(entry_path(i), fmt::format("expected a dict, got {}",
                                         pickle_document::type_name(doc_.type_of(entry))));
       }
-      const std::string_view action = action_of(entry);
-      if (action == "alloc") {
-        const std::uint64_t addr = uint_field(entry, "addr", entry_path(i));
-        if (const auto it = live.find(addr); it != live.end()) {
-          // Allocated again without a free_completed in between: the free that was requested
-          // (if any) is the best evidence of when the block went.
-          end_of[it->second.alloc_index] = it->second.requested;
-          live.erase(it);
-        }
-        live.emplace(addr, live_block{i, std::nullopt});
-      } else if (action == "free_requested") {
-        const std::uint64_t addr = uint_field(entry, "addr", entry_path(i));
-        if (const auto it = live.find(addr); it != live.end()) it->second.requested = i;
-      } else if (action == "free_completed" || action == "free") {
-        const std::uint64_t addr = uint_field(entry, "addr", entry_path(i));
-        if (const auto it = live.find(addr); it != live.end()) {
-          end_of[it->second.alloc_index] = i;
-          live.erase(it);
-        }
+      detail::trace_record& r = out[i];
+      r.kind = kind_of(action_of(entry));
+      if (r.kind == entry_kind::other) continue;
+      const std::string where = entry_path(i);
+      if (r.kind == entry_kind::oom) {
+        // The device's free bytes, under a key of their own (in the address slot inside).
+        if (doc_.member(entry, "device_free"))
+          r.device_free = uint_field(entry, "device_free", where);
+      } else {
+        r.address = uint_field(entry, "addr", where);
       }
+      r.size = uint_field(entry, "size", where);
+      r.stream = stream_of(entry, where);
+      if (r.kind == entry_kind::segment_free || r.kind == entry_kind::segment_unmap)
+        r.by_empty_cache = released_by(entry);
     }
-    for (const auto& [addr, block] : live) end_of[block.alloc_index] = block.requested;
+    return out;
+  }
 
-    std::unordered_map<std::size_t, std::vector<std::size_t>> frees_at;  // entry -> allocs
-    for (std::size_t a = 0; a < end_of.size(); ++a)
-      if (end_of[a]) frees_at[*end_of[a]].push_back(a);
-
-    std::unordered_map<std::size_t, std::uint64_t> ids;  // alloc entry -> event id
-    std::uint64_t next_id = 1;
-    std::uint64_t dropped_frees = 0;
-    std::optional<std::size_t> oom_entry;
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      const value_id entry = entries[i];
-      const std::string_view action = action_of(entry);
-      if (action == "alloc" || action == "oom") {
-        const std::uint64_t size = uint_field(entry, "size", entry_path(i));
-        const std::int64_t stream = stream_of(entry, i);
-        if (action == "oom") {
-          // The request that failed, made again: a fresh id, never freed.
-          oom_entry = i;
-          out.facts.oom_size = size;
-          out.facts.oom_device_free.reset();
-          if (doc_.member(entry, "device_free"))
-            out.facts.oom_device_free = uint_field(entry, "device_free", entry_path(i));
-          out.facts.oom_event_index = out.events.size();
-        }
-        if (size == 0) continue;
-        const std::uint64_t id = next_id++;
-        if (action == "alloc") ids[i] = id;
-        event e;
-        e.op = event::kind::alloc;
-        e.id = id;
-        e.size = size;
-        e.stream = stream_index(stream);
-        out.events.push_back(std::move(e));
-      } else if (action == "free_completed" || action == "free_requested" || action == "free") {
-        const auto it = frees_at.find(i);
-        if (it != frees_at.end()) {
-          for (const std::size_t a : it->second) {
-            const auto id = ids.find(a);
-            if (id == ids.end()) continue;  // a zero-byte alloc: never replayed
-            event e;
-            e.op = event::kind::free;
-            e.id = id->second;
-            out.events.push_back(std::move(e));
+  // The dump's segments of `device`, with their blocks, in address order. Releases before
+  // blocks carried their address give the blocks in order from the segment's start, with the
+  // request in their history.
+  std::vector<detail::segment_record> read_segments(value_id root, int device) const {
+    std::vector<detail::segment_record> out;
+    const auto segments = doc_.member(root, "segments");
+    if (!segments) return out;
+    if (doc_.type_of(*segments) != value_type::list) {
+      fail("segments", fmt::format("expected a list, got {}",
+                                   pickle_document::type_name(doc_.type_of(*segments))));
+    }
+    const auto items = doc_.items(*segments);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const std::string where = fmt::format("segments[{}]", i);
+      if (doc_.type_of(items[i]) != value_type::dict) {
+        fail(where, fmt::format("expected a dict, got {}",
+                                pickle_document::type_name(doc_.type_of(items[i]))));
+      }
+      if (const auto d = doc_.member(items[i], "device")) {
+        const auto n = doc_.to_int64(*d);
+        if (n && *n != device) continue;
+      }
+      detail::segment_record seg;
+      seg.address = uint_field(items[i], "address", where);
+      seg.size = uint_field(items[i], "total_size", where);
+      seg.stream = stream_of(items[i], where);
+      if (const auto t = doc_.member(items[i], "segment_type")) {
+        const auto text = doc_.to_text(*t);
+        if (text == "small") seg.small = true;
+        if (text == "large") seg.small = false;
+      }
+      if (const auto e = doc_.member(items[i], "is_expandable"))
+        seg.expandable = doc_.to_bool(*e).value_or(false);
+      if (const auto blocks = doc_.member(items[i], "blocks")) {
+        std::uint64_t at = seg.address;
+        const auto list = doc_.items(*blocks);
+        for (std::size_t b = 0; b < list.size(); ++b) {
+          const std::string bw = fmt::format("{}.blocks[{}]", where, b);
+          if (doc_.type_of(list[b]) != value_type::dict) {
+            fail(bw, fmt::format("expected a dict, got {}",
+                                 pickle_document::type_name(doc_.type_of(list[b]))));
           }
-        } else if (action != "free_requested") {
-          ++dropped_frees;
+          detail::block_record block;
+          block.size = uint_field(list[b], "size", bw);
+          block.address = doc_.member(list[b], "address") ? uint_field(list[b], "address", bw) : at;
+          at = block.address + block.size;
+          if (const auto st = doc_.member(list[b], "state")) {
+            const auto state = doc_.to_text(*st).value_or("");
+            block.live = state == "active_allocated" || state == "active_pending_free";
+          }
+          block.requested_size = block.size;
+          if (doc_.member(list[b], "requested_size")) {
+            block.requested_size = uint_field(list[b], "requested_size", bw);
+          } else if (const auto h = doc_.member(list[b], "history")) {
+            // Early releases: the request of the block's last owner, "real_size".
+            const auto history = doc_.items(*h);
+            if (!history.empty())
+              if (const auto real = doc_.member(history.back(), "real_size"))
+                block.requested_size = doc_.to_uint64(*real).value_or(block.size);
+          }
+          seg.blocks.push_back(block);
         }
       }
+      out.push_back(std::move(seg));
     }
-
-    auto& notes = out.facts.notes;
-    if (dropped_frees > 0) {
-      notes.push_back(fmt::format(
-          "dropped {} free(s) of blocks allocated before the recorded history began",
-          dropped_frees));
-    }
-    std::size_t still_live = 0;
-    for (const auto& [a, id] : ids)
-      if (!end_of[a]) ++still_live;
-    if (still_live > 0) {
-      notes.push_back(
-          fmt::format("{} allocation(s) are still live at the end of the trace", still_live));
-    }
-    if (oom_entry) {
-      notes.push_back(fmt::format(
-          "{}[{}]: the oom request of {} bytes is replayed as an allocation that is never freed",
-          at, *oom_entry, *out.facts.oom_size));
-      after_oom_ = entries.subspan(*oom_entry + 1);
-    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.address < b.address; });
+    return out;
   }
 
   // Sum of total_size over the segments of `device` (a segment without "device" counts).
@@ -301,14 +353,80 @@ class snapshot_converter {
     return at_snapshot + released - added;
   }
 
+  // Which releases write a snapshot like this one, from the keys each release added
+  // (torch/csrc/cuda/Module.cpp's snapshot, CUDACachingAllocator's trace entries).
+  std::optional<snapshot_format> format_of(value_id root,
+                                           std::span<const value_id> entries) const {
+    std::optional<value_id> entry, segment, block;
+    for (const value_id e : entries)
+      if (doc_.type_of(e) == value_type::dict && action_of(e) != "oom") {
+        entry = e;
+        break;
+      }
+    if (const auto segments = doc_.member(root, "segments"))
+      for (const value_id seg : doc_.items(*segments)) {
+        if (doc_.type_of(seg) != value_type::dict) continue;
+        if (!segment) segment = seg;
+        if (const auto blocks = doc_.member(seg, "blocks"); blocks && !doc_.items(*blocks).empty()) {
+          segment = seg;
+          block = doc_.items(*blocks).front();
+          break;
+        }
+      }
+    if (!entry && !segment) return std::nullopt;
+    const auto has = [&](std::optional<value_id> v, std::string_view key) {
+      return v && doc_.type_of(*v) == value_type::dict && doc_.member(*v, key).has_value();
+    };
+    const auto settings = doc_.member(root, "allocator_settings");
+    const auto r = [](int minor) { return pytorch_release{2, minor}; };
+    if (has(block, "history") || (block && !has(block, "address")))
+      return snapshot_format{r(0), r(0), "its blocks have a history and no address"};
+    if (has(entry, "user_metadata"))
+      return snapshot_format{r(10), pytorch_release::newest(), "its trace entries have user_metadata"};
+    if (settings && has(settings, "graph_capture_record_stream_reuse"))
+      return snapshot_format{r(9), r(9),
+                             "its allocator_settings have graph_capture_record_stream_reuse"};
+    if (has(entry, "compile_context"))
+      return snapshot_format{r(8), r(8), "its trace entries have compile_context"};
+    if (doc_.member(root, "external_annotations"))
+      return snapshot_format{r(5), r(7), "it has external_annotations"};
+    if (settings) return snapshot_format{r(3), r(4), "it has allocator_settings"};
+    if (has(entry, "time_us"))
+      return snapshot_format{r(2), r(2), "its trace entries have time_us, and no allocator_settings"};
+    if (has(segment, "is_expandable") || has(segment, "segment_pool_id"))
+      return snapshot_format{r(1), r(1), "its segments have is_expandable, its entries no time_us"};
+    return std::nullopt;
+  }
+
+  // "key:value" items of a PYTORCH_CUDA_ALLOC_CONF text (lists left whole).
+  static std::vector<std::pair<std::string_view, std::string_view>> conf_items(
+      std::string_view text) {
+    std::vector<std::pair<std::string_view, std::string_view>> out;
+    int depth = 0;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= text.size(); ++i) {
+      if (i < text.size() && text[i] == '[') ++depth;
+      if (i < text.size() && text[i] == ']') --depth;
+      if (i == text.size() || (text[i] == ',' && depth == 0)) {
+        const std::string_view item = text.substr(start, i - start);
+        if (const std::size_t colon = item.find(':'); colon != std::string_view::npos)
+          out.emplace_back(trim(item.substr(0, colon)), trim(item.substr(colon + 1)));
+        start = i + 1;
+      }
+    }
+    return out;
+  }
+
   // allocator_settings (torch/csrc/cuda/Module.cpp's snapshot) in parse_config's syntax.
-  std::string alloc_conf(value_id settings, std::vector<std::string>& notes) const {
+  config read_settings(value_id settings, pytorch_release release,
+                       std::vector<std::string>& notes) const {
     const std::string at = "allocator_settings";
     if (doc_.type_of(settings) != value_type::dict) {
       fail(at, fmt::format("expected a dict, got {}",
                            pickle_document::type_name(doc_.type_of(settings))));
     }
     config c;
+    c.release = release;
     if (const auto v = doc_.member(settings, "expandable_segments")) {
       const auto b = doc_.to_bool(*v);
       if (!b) fail(at + ".expandable_segments", "expected True or False");
@@ -320,9 +438,9 @@ class snapshot_converter {
       const auto u = doc_.to_uint64(*v);
       const bool unlimited = (s && *s == -1) || (u && *u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
       if (!unlimited) {
-        if (!u || *u <= (std::uint64_t{20} << 20)) {
+        if (!u || *u < (std::uint64_t{20} << 20)) {
           fail(at + ".max_split_size",
-               "expected -1 (unlimited) or a byte count above 20 MiB, as PyTorch allows");
+               "expected -1 (unlimited) or a byte count of at least 20 MiB, as PyTorch allows");
         }
         c.max_split_size_bytes = static_cast<std::size_t>(*u);
       }
@@ -341,11 +459,24 @@ class snapshot_converter {
         std::string shown;
         for (const char ch : *text) shown += (ch >= 0x20 && ch < 0x7f) ? ch : '?';
         notes.push_back("allocator_settings: PYTORCH_CUDA_ALLOC_CONF was \"" + shown + "\"");
+        // Options the settings dict has no key for are in the text only.
+        for (const auto& [key, value] : conf_items(*text)) {
+          if (key == "max_non_split_rounding_mb") {
+            std::uint64_t mb = 0;
+            const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), mb);
+            if (ec == std::errc{} && end == value.data() + value.size() && mb >= 20 &&
+                mb < (std::uint64_t{1} << 40))
+              c.max_non_split_rounding_bytes = static_cast<std::size_t>(mb << 20);
+          } else if (key == "per_process_memory_fraction") {
+            double f = 0;
+            const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), f);
+            if (ec == std::errc{} && end == value.data() + value.size() && f >= 0 && f <= 1)
+              c.per_process_memory_fraction = f;
+          }
+        }
       }
     }
-    std::string text = c.to_string();
-    (void)parse_config(text, path_, at);  // what the tuner is given must parse
-    return text;
+    return c;
   }
 
   // {"1": d, "2": d, "4": d, ... "32768": d}: divisions per power-of-two interval starting at
@@ -388,25 +519,28 @@ class snapshot_converter {
   const std::string& path_;
   std::string trace_path_;
   std::span<const value_id> after_oom_;
-  std::unordered_map<std::int64_t, std::uint32_t> streams_;  // handle -> index
 };
 
-snapshot_replay convert_snapshot(const std::string& path, int device) {
+snapshot_replay convert_snapshot(const std::string& path, int device,
+                                 const std::optional<config>& recorded_settings) {
   const pickle_document doc = read_snapshot(path);
-  return snapshot_converter(doc, path).convert(device);
+  return snapshot_converter(doc, path).convert(device, recorded_settings);
 }
 
 class replay_source final : public event_source {
  public:
-  explicit replay_source(std::vector<event> events) : events_(std::move(events)) {}
+  explicit replay_source(detail::snapshot_replay_plan plan)
+      : events_(std::move(plan.events)), recorded_(std::move(plan.recorded)) {}
   bool next(event& out) override {
     if (next_ == events_.size()) return false;
     out = std::move(events_[next_++]);
     return true;
   }
+  [[nodiscard]] std::shared_ptr<const recording> recorded() const override { return recorded_; }
 
  private:
   std::vector<event> events_;
+  std::shared_ptr<const recording> recorded_;
   std::size_t next_ = 0;
 };
 
@@ -414,8 +548,10 @@ class replay_source final : public event_source {
 
 namespace detail {
 
-std::unique_ptr<event_source> open_pickle_trace(const std::string& path, int device) {
-  return std::make_unique<replay_source>(convert_snapshot(path, device).events);
+std::unique_ptr<event_source> open_pickle_trace(const std::string& path,
+                                                const trace_options& options) {
+  return std::make_unique<replay_source>(
+      convert_snapshot(path, options.device, options.recorded_settings).plan);
 }
 
 void check_pickle_trace(const std::string& path) {
@@ -434,8 +570,30 @@ void check_pickle_trace(const std::string& path) {
 
 }  // namespace detail
 
+std::string snapshot_format::releases() const {
+  if (newest == pytorch_release::newest() && oldest == newest) return oldest.to_string() + " or later";
+  if (newest == pytorch_release::newest()) return oldest.to_string() + " or later";
+  if (oldest == newest) return oldest.to_string();
+  return oldest.to_string() + "-" + newest.to_string();
+}
+
+bool is_torch_snapshot(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return in.get() == 0x80;  // a pickle starts with its PROTO opcode
+}
+
 torch_snapshot_facts read_torch_snapshot_facts(const std::string& path, int device) {
-  return convert_snapshot(path, device).facts;
+  return convert_snapshot(path, device, std::nullopt).facts;
+}
+
+std::vector<torch_snapshot_facts> read_torch_snapshot_devices(const std::string& path) {
+  const pickle_document doc = read_snapshot(path);
+  snapshot_converter converter(doc, path);
+  std::vector<torch_snapshot_facts> out;
+  const std::size_t n = converter.devices();
+  for (std::size_t d = 0; d < n; ++d)
+    out.push_back(converter.convert(static_cast<int>(d), std::nullopt).facts);
+  return out;
 }
 
 }  // namespace pinbench::alloc

@@ -101,7 +101,7 @@ void check_trace_file(const std::string& path) {
 std::unique_ptr<event_source> open_trace(const std::string& path, const trace_options& options) {
   switch (detect_format(path)) {
     case trace_format::json_trace: return detail::open_json_trace(path);
-    case trace_format::torch_pickle: return detail::open_pickle_trace(path, options.device);
+    case trace_format::torch_pickle: return detail::open_pickle_trace(path, options);
     case trace_format::csv_log: break;
   }
   return detail::open_csv_trace(path);

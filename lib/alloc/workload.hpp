@@ -4,8 +4,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "alloc/config.hpp"
+#include "alloc/recording.hpp"
 
 namespace pinbench::alloc {
 
@@ -24,6 +28,10 @@ class event_source {
   virtual ~event_source() = default;
   /// The next event, or false at the end.
   [[nodiscard]] virtual bool next(event& out) = 0;
+  /// What a PyTorch snapshot recorded beside its requests: the memory the recording began
+  /// with and PyTorch's own decisions (alloc/recording.hpp). None for other traces and for
+  /// generated workloads.
+  [[nodiscard]] virtual std::shared_ptr<const recording> recorded() const { return nullptr; }
 };
 
 /// training_loop: parameters allocated once; per iteration, activations allocated layer by layer
@@ -58,6 +66,9 @@ struct random_spec {
 struct trace_options {
   /// A PyTorch memory snapshot (pickle): the device whose device_traces entry is replayed.
   int device = 0;
+  /// The settings the snapshot's program ran with, where the snapshot does not say (it has
+  /// no allocator_settings): they size the blocks live when the recording began.
+  std::optional<config> recorded_settings{};
 };
 
 /// Opens a trace file, its format told by content: pinbench.trace/1 JSON (schema checked), an

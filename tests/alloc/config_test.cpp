@@ -1,4 +1,6 @@
 // PYTORCH_CUDA_ALLOC_CONF parsing: every key, PyTorch's roundup intervals, canonical text, errors.
+// By PyTorch 2.6's rules unless a case names another release (what changes between releases is
+// at the end).
 #include <catch2/catch.hpp>
 
 #include "alloc/config.hpp"
@@ -10,13 +12,15 @@ using namespace pinbench::alloc;
 
 namespace {
 
-config parse(std::string_view text) {
-  return parse_config(text, "s.json", "params.config");
+constexpr pytorch_release v2_6{2, 6};
+
+config parse(std::string_view text, pytorch_release release = v2_6) {
+  return parse_config(text, "s.json", "params.config", release);
 }
 
-std::string error_of(std::string_view text) {
+std::string error_of(std::string_view text, pytorch_release release = v2_6) {
   try {
-    (void)parse(text);
+    (void)parse(text, release);
   } catch (const input_error& e) {
     return e.what();
   }
@@ -27,7 +31,9 @@ bool same(const config& a, const config& b) {
   return a.max_split_size_bytes == b.max_split_size_bytes &&
          a.roundup_power2_divisions == b.roundup_power2_divisions &&
          a.garbage_collection_threshold == b.garbage_collection_threshold &&
-         a.expandable_segments == b.expandable_segments;
+         a.expandable_segments == b.expandable_segments &&
+         a.max_non_split_rounding_bytes == b.max_non_split_rounding_bytes &&
+         a.per_process_memory_fraction == b.per_process_memory_fraction;
 }
 
 }  // namespace
@@ -198,7 +204,7 @@ TEST_CASE("errors name the source, the key, the value and what was expected", "[
       R"(s.json: params.config: unknown allocator option "max_split_size" (did you mean "max_split_size_mb"?))");
   CHECK(
       error_of("zzzz:1") ==
-      R"(s.json: params.config: unknown allocator option "zzzz"; the options are "max_split_size_mb", "roundup_power2_divisions", "garbage_collection_threshold" or "expandable_segments")");
+      R"(s.json: params.config: unknown allocator option "zzzz"; the options are "max_split_size_mb", "roundup_power2_divisions", "garbage_collection_threshold", "expandable_segments", "max_non_split_rounding_mb" or "per_process_memory_fraction")");
   for (const char* key : {"backend", "release_lock_on_cudamalloc", "pinned_use_cuda_host_register",
                           "pinned_num_register_threads", "pinned_use_background_threads"}) {
     CHECK(error_of(std::string(key) + ":True") ==
@@ -244,7 +250,7 @@ TEST_CASE("errors name the source, the key, the value and what was expected", "[
 
   // The environment variable as the source: no file, the variable's name as the path.
   try {
-    (void)parse_config("max_split_size_mb:1", "", "PYTORCH_CUDA_ALLOC_CONF");
+    (void)parse_config("max_split_size_mb:1", "", "PYTORCH_CUDA_ALLOC_CONF", v2_6);
     FAIL("no error");
   } catch (const input_error& e) {
     CHECK(
@@ -255,4 +261,53 @@ TEST_CASE("errors name the source, the key, the value and what was expected", "[
   }
   // Every message is one line.
   CHECK(error_of("roundup_power2_divisions:[\n256:3]").find('\n') == std::string::npos);
+}
+
+TEST_CASE("what PyTorch releases read differently", "[alloc][config][pytorch]") {
+  constexpr pytorch_release v2_0{2, 0}, v2_3{2, 3}, v2_4{2, 4}, v2_5{2, 5}, v2_10{2, 10};
+  SECTION("\">\" fills from one above the last listed interval from 2.10") {
+    // 2.6: intervals 6..15 get 2 (interval 6's 8 overwritten); 2.10: 7..15, interval 6 keeps 8.
+    CHECK(parse("roundup_power2_divisions:[64:8,>:2]", v2_6).divisions_for(64_MiB) == 2);
+    const config c = parse("roundup_power2_divisions:[64:8,>:2]", v2_10);
+    CHECK(c.divisions_for(32_MiB) == 8);
+    CHECK(c.divisions_for(64_MiB) == 8);
+    CHECK(c.divisions_for(128_MiB) == 2);
+    // ">" alone: 2.10 leaves interval 0 (below 2 MiB) as it was.
+    const config d = parse("roundup_power2_divisions:[>:4]", v2_10);
+    CHECK(d.divisions_for(1_MiB) == 0);
+    CHECK(d.divisions_for(2_MiB) == 4);
+    // The canonical text parses back to the same table by the same release's rules.
+    for (const char* text : {"roundup_power2_divisions:[256:1,512:2,1024:4,>:8]",
+                             "roundup_power2_divisions:[64:8,>:2]", "roundup_power2_divisions:[>:4]",
+                             "roundup_power2_divisions:[1:4,4:0,>:2]"}) {
+      INFO(text);
+      const config e = parse(text, v2_10);
+      CHECK(same(parse(e.to_string(), v2_10), e));
+    }
+  }
+  SECTION("max_split_size_mb and max_non_split_rounding_mb may be 20 from 2.10") {
+    CHECK(parse("max_split_size_mb:20", v2_10).max_split_size_bytes == 20_MiB);
+    CHECK(error_of("max_split_size_mb:20", v2_6).find("greater than 20") != std::string::npos);
+    CHECK(parse("max_non_split_rounding_mb:64", v2_6).max_non_split_rounding_bytes == 64_MiB);
+    CHECK(parse("max_non_split_rounding_mb:20", v2_10).max_non_split_rounding_bytes == 20_MiB);
+  }
+  SECTION("an option a release does not have is refused, naming the release it came in") {
+    CHECK(error_of("max_non_split_rounding_mb:64", v2_5) ==
+          R"(s.json: params.config: "max_non_split_rounding_mb" is not an option of PyTorch 2.5 (it came in 2.6))");
+    CHECK(error_of("expandable_segments:True", v2_0) ==
+          R"(s.json: params.config: "expandable_segments" is not an option of PyTorch 2.0 (it came in 2.1))");
+    CHECK(error_of("per_process_memory_fraction:0.5", v2_6) ==
+          R"(s.json: params.config: "per_process_memory_fraction" is not an option of PyTorch 2.6 (it came in 2.10))");
+    CHECK(parse("per_process_memory_fraction:0.5", v2_10).per_process_memory_fraction == 0.5);
+    CHECK(error_of("per_process_memory_fraction:1.5", v2_10).ends_with(R"(got "1.5")"));
+  }
+  SECTION("0 divisions in the list: refused before 2.4") {
+    CHECK(parse("roundup_power2_divisions:[256:1,512:0]", v2_4).divisions_for(600_MiB) == 0);
+    CHECK(error_of("roundup_power2_divisions:[256:1,512:0]", v2_3) ==
+          R"(s.json: params.config: roundup_power2_divisions: expected the divisions to be a power of two (0 came in PyTorch 2.4), got "0" in "[256:1,512:0]")");
+  }
+  SECTION("the newest release is the default") {
+    CHECK(parse_config("", {}, {}).release == pytorch_release::newest());
+    CHECK(parse_config("roundup_power2_divisions:[>:4]", {}, {}).divisions_for(1_MiB) == 0);
+  }
 }

@@ -1,6 +1,7 @@
-// The caching allocator at the edges, as PyTorch 2.6.0 handles them (alloc::pytorch_version):
+// The caching allocator at the edges, as PyTorch 2.6.0 handles them (config::release 2.6):
 // figures worked out from that release's CUDACachingAllocator.cpp, CUDAAllocatorConfig.cpp and
-// torch/cuda/memory.py, and from its own test_cuda.py where it has one.
+// torch/cuda/memory.py, and from its own test_cuda.py where it has one. The edges that other
+// releases decide otherwise are in pytorch_releases_test.cpp.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -31,6 +32,13 @@ const std::string hint =
     "for Memory Management  "
     "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)";
 
+// The release this file's edges are worked out for.
+config release_2_6() {
+  config c;
+  c.release = {2, 6};
+  return c;
+}
+
 std::string oom_text(const std::function<void()>& fn) {
   try {
     fn();
@@ -43,14 +51,15 @@ std::string oom_text(const std::function<void()>& fn) {
 }  // namespace
 
 TEST_CASE("the allocator follows a named PyTorch release", "[alloc][pytorch]") {
-  CHECK(pytorch_version == "2.6.0");
-  CHECK(pytorch_version_choices().size() >= 4);
+  CHECK(config{}.release == pytorch_release::newest());
+  CHECK(pytorch_release::newest().to_string() == "2.10");
+  CHECK(pytorch_release_choices(pytorch_release{2, 6}).size() >= 4);
 }
 
 TEST_CASE("PyTorch 2.6: a request of 1 EiB or more is refused before malloc, counting nothing",
           "[alloc][pytorch]") {
   auto up = make_arena_upstream(1_GiB);
-  auto a = make_caching_allocator(*up, config{});
+  auto a = make_caching_allocator(*up, release_2_6());
   // NativeCachingAllocator::allocate checks size < 2^60 first: before rounding, before stats.
   CHECK(oom_text([&] { (void)a->allocate(std::size_t{1} << 60, 0); }) ==
         "CUDA out of memory. Tried to allocate more than 1EB memory.");
@@ -86,7 +95,7 @@ TEST_CASE("PyTorch 2.6: a memory fraction given is set_per_process_memory_fracti
     auto up = make_arena_upstream(100_MiB);
     const bool given = GENERATE(true, false);
     auto a =
-        make_caching_allocator(*up, config{}, given ? std::optional<double>(1.0) : std::nullopt);
+        make_caching_allocator(*up, release_2_6(), given ? std::optional<double>(1.0) : std::nullopt);
     void* p = a->allocate(60_MiB, 0);
     const std::string allowed = given ? "100.00 MiB allowed; " : "";
     CHECK(oom_text([&] { (void)a->allocate(50_MiB, 0); }) ==
@@ -106,7 +115,7 @@ TEST_CASE("PyTorch 2.6: a memory fraction given is set_per_process_memory_fracti
     // (the average age is 1.5), and 40 + 26 fits. Left out: no collection; the device refuses
     // 60 + 26, everything cached is released (a retry) and C fits in 26.
     auto up = make_arena_upstream(80_MiB);
-    config conf;
+    config conf = release_2_6();
     conf.garbage_collection_threshold = 0.6;
     const bool given = GENERATE(true, false);
     auto a = make_caching_allocator(*up, conf, given ? std::optional<double>(1.0) : std::nullopt);
@@ -135,7 +144,7 @@ TEST_CASE("PyTorch 2.6: a memory fraction given is set_per_process_memory_fracti
     // allowed = 0: alloc_block fails for the first 2 MiB segment; release_cached_blocks has
     // nothing to free and the retry (counted) fails too.
     auto up = make_arena_upstream(100_MiB);
-    auto a = make_caching_allocator(*up, config{}, 0.0);
+    auto a = make_caching_allocator(*up, release_2_6(), 0.0);
     CHECK(oom_text([&] { (void)a->allocate(1, 0); }) ==
           "CUDA out of memory. Tried to allocate 2.00 MiB. Host-emulated device has a total "
           "capacity of 100.00 MiB of which 100.00 MiB is free. 0 bytes allowed; Of the allocated "
@@ -152,7 +161,7 @@ TEST_CASE("PyTorch 2.6: a memory fraction given is set_per_process_memory_fracti
     // 0.25 x 100 MiB = 26214400 bytes (25 MiB). Small requests take 2 MiB segments: 12 of
     // them fit (24 MiB); a 1-byte request then needs a 13th, and 24 + 2 > 25.
     auto up = make_arena_upstream(100_MiB);
-    auto a = make_caching_allocator(*up, config{}, 0.25);
+    auto a = make_caching_allocator(*up, release_2_6(), 0.25);
     std::vector<void*> held;
     for (int i = 0; i < 12; ++i) {
       // Each fills its own small segment: 1 MiB requests, two per 2 MiB segment.
@@ -166,8 +175,8 @@ TEST_CASE("PyTorch 2.6: a memory fraction given is set_per_process_memory_fracti
 
   SECTION("outside [0, 1] is refused") {
     auto up = make_arena_upstream(100_MiB);
-    CHECK_THROWS_AS(make_caching_allocator(*up, config{}, 1.5), input_error);
-    CHECK_THROWS_AS(make_caching_allocator(*up, config{}, -0.1), input_error);
+    CHECK_THROWS_AS(make_caching_allocator(*up, release_2_6(), 1.5), input_error);
+    CHECK_THROWS_AS(make_caching_allocator(*up, release_2_6(), -0.1), input_error);
   }
 }
 
