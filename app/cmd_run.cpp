@@ -43,6 +43,13 @@ int run_here(const run_args& a, const dist::launch_info& launch, dist::communica
   if (a.snapshot == "-")
     throw input_error({}, "--snapshot", "expected a file path (snapshots are too big for stdout)");
   check_distinct_files(plan.input_files, {{"--out", a.out}, {"--snapshot", a.snapshot}});
+  // PyTorch's viewer opens one snapshot: a pickle holds one case's.
+  if (snapshot_as_pickle(a.snapshot) && plan.total_cases != 1)
+    throw input_error({}, "--snapshot",
+                      fmt::format("{} is a pickle, which holds one case's snapshot (what PyTorch's "
+                                  "memory viewer opens), and the run has {} cases: run one case "
+                                  "(a scenario of one, or --set to fix its matrix), or write JSON",
+                                  a.snapshot, plan.total_cases));
   if (world.rank() == 0 && !a.out.empty()) check_writable(a.out);
   if (world.rank() == 0 && !a.snapshot.empty()) check_writable(a.snapshot);
   const bool in_processes = a.repeat > 1 && a.rounds_in == "processes" && !a.round;

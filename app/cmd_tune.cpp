@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "alloc/pytorch_version.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -41,9 +42,9 @@ struct common_args {
 
 struct allocator_args {
   common_args common;
-  std::string trace, capacity;
+  std::string trace, capacity, pytorch;
   std::optional<double> memory_fraction;
-  int device = 0;
+  std::optional<int> device;
   unsigned jobs = 0;
 };
 
@@ -148,6 +149,8 @@ int tune_allocator(const allocator_args& a) {
   if (!a.capacity.empty()) request.capacity = size_option(a.capacity, "--capacity");
   request.memory_fraction = a.memory_fraction;
   request.device = a.device;
+  if (!a.pytorch.empty())
+    request.pytorch = alloc::parse_pytorch_release(a.pytorch, {}, "--pytorch");
   request.jobs = a.jobs;
   return tune_with(a.common, {{"the trace", a.trace}},
                    [&](const tune::session& s) { return tune::tune_allocator(request, s); });
@@ -212,9 +215,14 @@ runner add_tune(CLI::App& app) {
   a->add_option("--memory-fraction", alloc->memory_fraction,
                 "torch.cuda.set_per_process_memory_fraction(F) as the program calls it")
       ->check(CLI::Range(0.0, 1.0));
-  a->add_option("--device", alloc->device, "A snapshot's device whose trace is replayed")
-      ->check(CLI::Range(0, 1023))
-      ->capture_default_str();
+  a->add_option("--device", alloc->device,
+                "A snapshot's device whose trace is replayed (default: the device whose trace "
+                "has the OOM; without one, the device with the most events)")
+      ->check(CLI::Range(0, 1023));
+  a->add_option("--pytorch", alloc->pytorch,
+                "The PyTorch release whose allocator rules decide (2.0 to 2.10; later releases "
+                "follow 2.10's; default: the newest a snapshot's format allows, else 2.10)")
+      ->type_name("X.Y");
   a->add_option("--jobs", alloc->jobs, "Candidates replayed side by side (0 = the cores)")
       ->check(CLI::Range(0u, 256u))
       ->capture_default_str();

@@ -11,6 +11,8 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/pickle.hpp"
+#include "kinds/allocator/snapshot_json.hpp"
 #include "report/report.hpp"
 #include "result/result_io.hpp"
 #include "run/runner.hpp"
@@ -54,7 +56,8 @@ std::string render(const result::run_result& r, const std::string& format) {
   return report::to_table(r, ::isatty(STDOUT_FILENO) != 0);
 }
 
-// `--snapshot FILE`: every snapshot the engines took, one file, written whole or not at all.
+// `--snapshot FILE`: every snapshot the engines took, one file, written whole or not at all; a
+// .pickle the one case's, in the form PyTorch's memory viewer opens.
 std::size_t write_snapshots(const result::run_result& r, const std::string& path) {
   nlohmann::json cases = nlohmann::json::array();
   for (const auto& s : r.scenarios)
@@ -62,12 +65,22 @@ std::size_t write_snapshots(const result::run_result& r, const std::string& path
       if (!c.snapshot.is_null())
         cases.push_back({{"scenario", s.name}, {"case", c.id}, {"snapshot", c.snapshot}});
   const std::size_t n = cases.size();
+  if (snapshot_as_pickle(path)) {
+    if (n == 0) return 0;
+    write_file_atomic(path,
+                      write_pickle(kinds::allocator::torch_pickle_form(cases[0]["snapshot"])));
+    return n;
+  }
   const nlohmann::json doc{{"schema", "pinbench.snapshots/1"}, {"cases", std::move(cases)}};
   write_file_atomic(path, doc.dump() + "\n");
   return n;
 }
 
 }  // namespace
+
+bool snapshot_as_pickle(const std::string& path) {
+  return path.ends_with(".pickle") || path.ends_with(".pkl");
+}
 
 bool save(const std::string& path, const std::string& content, const char* what) {
   try {

@@ -12,6 +12,9 @@
 
 namespace pinbench::app {
 
+/// `--snapshot FILE` ends in .pickle or .pkl: the one case's snapshot as PyTorch pickles it.
+[[nodiscard]] bool snapshot_as_pickle(const std::string& path);
+
 /// "[3/12] transfer-size memory=pinned,bytes=1MiB" on one rewritten stderr line, shown only on
 /// a terminal and only once the run has lasted a second.
 class progress_line {

@@ -274,6 +274,8 @@ std::string tune_section(const result::tune_block& t) {
   std::string out =
       "<section class=\"tune\" id=\"tune\" aria-labelledby=\"tune-h\">\n<h2 id=\"tune-h\">"
       "The answer (pinbench tune " + escape(t.question) + ")</h2>\n";
+  if (!t.self_check.empty())
+    out += "<p class=\"self-check\">" + escape(t.self_check) + "</p>\n";
   if (!t.answer.empty()) out += "<pre><code>" + escape(t.answer) + "</code></pre>\n";
   if (!t.verdict.empty())
     out += "<p class=\"verdict\"><strong>Why:</strong> " + escape(t.verdict) + "</p>\n";

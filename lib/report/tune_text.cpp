@@ -78,6 +78,7 @@ std::string tune_text(const result::run_result& r) {
            (t.stopped_by == "budget" ? "its --budget was spent" : t.stopped_by) +
            "): the answer is the best of the " + std::to_string(t.trials.size()) +
            " trial(s) above\n";
+  if (!t.self_check.empty()) out += t.self_check + "\n";
   if (!t.verdict.empty()) out += "verdict: " + t.verdict + "\n";
   out += detail::footer_line(r) + "\n";
   if (!t.answer.empty()) out += "\n" + t.answer + "\n";

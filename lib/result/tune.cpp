@@ -84,6 +84,7 @@ ojson to_json(const tune_block& t) {
                        {"target", tune_number(t.chart_target)}}},
             {"elapsed_s", t.elapsed_s}};
   if (!t.stopped_by.empty()) out["stopped_by"] = t.stopped_by;
+  if (!t.self_check.empty()) out["self_check"] = t.self_check;
   out["trials"] = std::move(trials);
   return out;
 }
@@ -95,6 +96,7 @@ tune_block tune_from_json(const ojson& j, const std::string& source) {
   r.get(j, "tune", "question", t.question, "a string");
   r.get(j, "tune", "answer", t.answer, "a string");
   r.get(j, "tune", "verdict", t.verdict, "a string");
+  r.get(j, "tune", "self_check", t.self_check, "a string");
   r.get(j, "tune", "goal_met", t.goal_met, "true or false");
   r.get(j, "tune", "stopped_by", t.stopped_by, "a string");
   r.get(j, "tune", "elapsed_s", t.elapsed_s, "a number");

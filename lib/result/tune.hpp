@@ -38,6 +38,10 @@ struct tune_block {
   std::string answer;
   /// One or two sentences: why this answer, or what stops any setting from meeting the goal.
   std::string verdict;
+  /// A replay of a recording checked against what the recording shows (tune allocator on a
+  /// PyTorch snapshot: "your settings, replayed: PyTorch's 461 cudaMalloc/cudaFree decisions
+  /// reproduced exactly"); "" when there is nothing to check against.
+  std::string self_check;
   std::string chart_metric, chart_unit;  ///< what `value` is ("reserved_bytes.all.peak", bytes)
   std::optional<double> chart_target;    ///< a line on the chart (the target busy fraction)
   double elapsed_s = 0;                  ///< the whole search, confirming runs included

@@ -45,9 +45,10 @@ constexpr std::uint64_t min_split_mib = 21;
 constexpr double same_peak = 0.01;
 
 // The options searched, in the order PYTORCH_CUDA_ALLOC_CONF is written.
-enum class option { max_split, roundup, gc, expandable };
+// max_non_split_rounding_mb is kept as the program set it, or tried without: not searched.
+enum class option { max_split, roundup, gc, expandable, non_split };
 constexpr option all_options[] = {option::max_split, option::roundup, option::gc,
-                                  option::expandable};
+                                  option::expandable, option::non_split};
 
 // 1.0 rather than 1: it reads as a fraction.
 std::string fraction_text(double f) {
@@ -96,6 +97,11 @@ setting setting_of(const alloc::config& c, std::optional<double> fraction) {
   only = {};
   only.expandable_segments = c.expandable_segments;
   s.parts[option::expandable] = only.to_string();
+  only = {};
+  only.max_non_split_rounding_bytes = c.max_non_split_rounding_bytes;
+  s.parts[option::non_split] = only.to_string();
+  // A fraction in the config is the program's set_per_process_memory_fraction.
+  if (!s.memory_fraction) s.memory_fraction = c.per_process_memory_fraction;
   return s;
 }
 
@@ -135,11 +141,20 @@ struct trace_demand {
   std::uint64_t allocs = 0;
 };
 
-trace_demand demand_of(const std::vector<alloc::event>& events) {
+trace_demand demand_of(const alloc::trace_events& trace) {
   trace_demand d;
   std::unordered_map<std::uint64_t, std::uint64_t> live;
   std::uint64_t now = 0;
-  for (const auto& e : events) {
+  // The blocks live when a snapshot's recording began are live from the start.
+  if (trace.recorded) {
+    for (const auto& seg : trace.recorded->start.segments)
+      for (const auto& b : seg.live) {
+        now += b.size;
+        if (b.id != 0) live.emplace(b.id, b.size);
+      }
+    d.live_peak = now;
+  }
+  for (const auto& e : trace.events) {
     if (e.op == alloc::event::kind::alloc) {
       if (!live.emplace(e.id, e.size).second) continue;
       ++d.allocs;
@@ -194,9 +209,16 @@ setting with(const setting& base, option o, const std::string& text,
 // Replays the settings side by side, `jobs` at a time; each finished one is reported.
 class screener {
  public:
-  screener(const std::vector<alloc::event>& events, std::uint64_t capacity, unsigned jobs,
-           const session& s)
-      : events_(events), capacity_(capacity), jobs_(jobs), session_(s) {}
+  // `in_use`: the setting the snapshot's program ran with, whose replay follows PyTorch's
+  // decisions and checks itself against them.
+  screener(const alloc::trace_events& trace, std::uint64_t capacity, unsigned jobs,
+           alloc::pytorch_release release, setting in_use, const session& s)
+      : trace_(trace),
+        capacity_(capacity),
+        jobs_(jobs),
+        release_(release),
+        in_use_(std::move(in_use)),
+        session_(s) {}
 
   [[nodiscard]] std::vector<trial_run> run(const std::vector<setting>& settings) {
     std::vector<trial_run> out(settings.size());
@@ -208,8 +230,11 @@ class screener {
         if (session::interrupted()) return;
         try {
           out[i].s = settings[i];
-          out[i].outcome = alloc::replay(events_, alloc::parse_config(settings[i].text(), {}, {}),
-                                         capacity_, settings[i].memory_fraction);
+          const bool follow = trace_.recorded && settings[i] == in_use_;
+          out[i].outcome = alloc::replay(
+              trace_, alloc::parse_config(settings[i].text(), {}, {}, release_), capacity_,
+              settings[i].memory_fraction,
+              follow ? alloc::follow_pytorch::yes : alloc::follow_pytorch::no);
           const std::lock_guard<std::mutex> hold(lock);
           report(out[i]);
         } catch (...) {
@@ -255,9 +280,11 @@ class screener {
   }
 
  private:
-  const std::vector<alloc::event>& events_;
+  const alloc::trace_events& trace_;
   std::uint64_t capacity_;
   unsigned jobs_;
+  alloc::pytorch_release release_;
+  setting in_use_;
   const session& session_;
   std::size_t replays_ = 0;
   std::int64_t replay_ns_ = 0;
@@ -358,12 +385,44 @@ result::tune_trial confirm_trial(const result::case_result& c, const std::string
 }
 
 // A PyTorch snapshot pickle says more than its trace (its allocator settings, the request that
-// failed); other traces say nothing more.
-alloc::torch_snapshot_facts facts_of(const std::string& trace, int device) {
-  std::ifstream in(trace, std::ios::binary);
-  const int first = in.get();
-  if (first != 0x80) return {};  // a pickle starts with its PROTO opcode
-  return alloc::read_torch_snapshot_facts(trace, device);
+// failed, which device ran out); other traces say nothing more. Without --device, the device
+// whose trace has the OOM is replayed (the last, if several have one); without an OOM, the
+// device with the most events; `why` says which.
+alloc::torch_snapshot_facts facts_of(const std::string& trace, std::optional<int> device,
+                                     std::string& why) {
+  if (!alloc::is_torch_snapshot(trace)) return {};
+  if (device) {
+    why = "--device";
+    return alloc::read_torch_snapshot_facts(trace, *device);
+  }
+  std::vector<alloc::torch_snapshot_facts> all = alloc::read_torch_snapshot_devices(trace);
+  if (all.empty()) return alloc::read_torch_snapshot_facts(trace, 0);  // says there are none
+  std::size_t pick = 0;
+  std::optional<std::size_t> with_oom;
+  for (std::size_t d = 0; d < all.size(); ++d) {
+    if (all[d].oom_size) with_oom = d;
+    if (all[d].events > all[pick].events) pick = d;
+  }
+  if (all.size() == 1) {
+    why = "the snapshot's only device";
+  } else if (with_oom) {
+    pick = *with_oom;
+    why = fmt::format("the device whose trace has the OOM, of {}", all.size());
+  } else {
+    why = fmt::format("no trace has an OOM: the device with the most events ({}) of {}",
+                      all[pick].events, all.size());
+  }
+  return std::move(all[pick]);
+}
+
+// What the replay under the settings in use says of itself, and what that means for the answer.
+std::string self_check_line(const alloc::decision_check& c) {
+  std::string text = "your settings, replayed: " + c.summary();
+  if (!c.reproduced())
+    text += ". The replay parted from PyTorch's decisions there: what follows that point (the "
+            "OOM, the peak) is pinbench's reproduction, not your program's record, and the answer "
+            "weighs the settings on it";
+  return text;
 }
 
 }  // namespace allocator_search
@@ -373,7 +432,22 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   // ---- what is asked ----
   const std::string trace = std::filesystem::absolute(request.trace).lexically_normal().string();
   alloc::check_trace_file(trace);
-  const alloc::torch_snapshot_facts facts = facts_of(trace, request.device);
+  std::string device_from;
+  const alloc::torch_snapshot_facts facts = facts_of(trace, request.device, device_from);
+  const int device = facts.device;
+  if (!device_from.empty() && !request.device)
+    s.progress(fmt::format("replaying device_traces[{}]: {}", device, device_from));
+  // The release whose rules decide: as asked, else the newest the snapshot's format allows.
+  alloc::pytorch_release release = alloc::pytorch_release::newest();
+  std::string release_from = "the newest release modelled";
+  if (request.pytorch) {
+    release = *request.pytorch;
+    release_from = "--pytorch";
+  } else if (facts.format) {
+    release = facts.format->newest;
+    release_from = fmt::format("the snapshot's format: PyTorch {} ({})", facts.format->releases(),
+                               facts.format->evidence);
+  }
   // The device's memory: as given; else what the snapshot's OOM shows the program had (reserved
   // then, plus what the device still had free); else the CUDA device's total.
   std::uint64_t capacity = 0;
@@ -396,13 +470,13 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
                       "expected the GPU's memory (such as 80GiB): on the host backend there is no "
                       "device to read it from, and the trace records no OOM to infer it from");
   }
-  const alloc::config in_use_config =
-      facts.alloc_conf ? alloc::parse_config(*facts.alloc_conf, trace, "allocator_settings")
-                       : alloc::config{};
+  alloc::config in_use_config = facts.settings.value_or(alloc::config{});
+  in_use_config.release = release;
   const setting in_use = setting_of(in_use_config, request.memory_fraction);
   s.progress(fmt::format("reading {}", trace));
-  const std::vector<alloc::event> events = [&] {
-    const auto source = alloc::open_trace(trace, {.device = request.device});
+  const alloc::trace_events events = [&] {
+    const auto source =
+        alloc::open_trace(trace, {.device = device, .recorded_settings = in_use_config});
     return alloc::read_all(*source);
   }();
   const trace_demand demand = demand_of(events);
@@ -412,11 +486,11 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
       request.jobs != 0 ? request.jobs : std::max(1u, std::thread::hardware_concurrency());
   s.progress(fmt::format("{} events ({} allocations, live bytes peaking at {}) against {}; {} "
                          "replay(s) at a time",
-                         events.size(), demand.allocs, format_bytes(demand.live_peak),
+                         events.events.size(), demand.allocs, format_bytes(demand.live_peak),
                          format_bytes(capacity), jobs));
 
   // ---- the search ----
-  screener screen(events, capacity, jobs, s);
+  screener screen(events, capacity, jobs, release, in_use, s);
   std::vector<trial_run> tried;
   const auto already = [&](const setting& x) {
     return std::any_of(tried.begin(), tried.end(), [&](const trial_run& t) { return t.s == x; });
@@ -526,7 +600,8 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   nlohmann::json params{{"allocator", "caching"},
                         {"workload", "trace"},
                         {"trace_file", trace},
-                        {"trace_device", request.device},
+                        {"trace_device", device},
+                        {"pytorch", release.to_string()},
                         {"device_memory", capacity},
                         {"timing", "call"}};
   result::run_result out = s.empty_result();
@@ -619,8 +694,11 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   out.scenarios.insert(out.scenarios.begin(), std::move(search));
 
   t.inputs = {{"trace", trace},
-              {"device", request.device},
-              {"events", events.size()},
+              {"device", device},
+              {"device_from", device_from},
+              {"pytorch", release.to_string()},
+              {"pytorch_from", release_from},
+              {"events", events.events.size()},
               {"allocations", demand.allocs},
               {"live_bytes_peak", demand.live_peak},
               {"capacity", capacity},
@@ -742,6 +820,13 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
         "rounding and cached blocks take the rest.{}",
         tried.size(), format_bytes(capacity), screener::label(chosen->s),
         *chosen->outcome.first_oom_event, format_bytes(demand.live_peak), backend_note);
+  }
+  if (baseline.outcome.check) {
+    t.self_check = self_check_line(*baseline.outcome.check);
+    t.inputs["pytorch_decisions"] = {{"pytorch", baseline.outcome.check->pytorch},
+                                     {"identical", baseline.outcome.check->identical},
+                                     {"reproduced", baseline.outcome.check->reproduced()},
+                                     {"summary", baseline.outcome.check->summary()}};
   }
   t.stopped_by = stopped_by;
   if (stopped_by == "interrupted" && !out.interrupted) {

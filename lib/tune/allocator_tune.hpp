@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "alloc/pytorch_version.hpp"
 #include "result/result.hpp"
 #include "tune/session.hpp"
 
@@ -18,7 +19,11 @@ struct allocator_request {
   /// The device's memory; none: the CUDA device's total (an input_error on the host backend).
   std::optional<std::uint64_t> capacity;
   std::optional<double> memory_fraction;  ///< set_per_process_memory_fraction
-  int device = 0;                         ///< a snapshot's device_traces entry
+  /// A snapshot's device_traces entry; none: the device whose trace has the OOM, else the one
+  /// with the most events.
+  std::optional<int> device;
+  /// The PyTorch release whose rules decide; none: the newest a snapshot's format allows.
+  std::optional<alloc::pytorch_release> pytorch;
   /// Threads replaying candidates side by side; 0 = the cores.
   unsigned jobs = 0;
 };

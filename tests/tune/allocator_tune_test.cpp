@@ -71,7 +71,7 @@ double ooms_of_run(const scratch_dir& dir, const std::string& trace, const std::
 TEST_CASE("replay: the OOM a setting meets, and where", "[tune][alloc]") {
   const auto source = alloc::open_trace(fragmentation_trace());
   const auto events = alloc::read_all(*source);
-  REQUIRE(events.size() == 6);
+  REQUIRE(events.events.size() == 6);
   const auto defaults = alloc::replay(events, {}, 1200ull << 20, std::nullopt);
   CHECK(defaults.ooms == 1);
   REQUIRE(defaults.first_oom_event);

@@ -15,7 +15,10 @@
 
 #include "alloc/allocator.hpp"
 #include "alloc/config.hpp"
+#include "alloc/follow.hpp"
 #include "alloc/pytorch_version.hpp"
+#include "alloc/replay.hpp"
+#include "alloc/torch_snapshot.hpp"
 #include "alloc/summary.hpp"
 #include "alloc/upstream.hpp"
 #include "alloc/workload.hpp"
@@ -223,6 +226,10 @@ struct run_output {
   std::string first_oom;
   alloc::memory_stats stats;  ///< at the end of the workload, before leftovers are freed
   std::optional<alloc::snapshot> peak_snapshot;
+  /// At the end of the workload, with the whole trace (an observation run with history).
+  std::optional<alloc::snapshot> final_snapshot;
+  /// A run that followed a PyTorch snapshot's decisions: how far it reproduced them.
+  std::optional<alloc::decision_check> check;
   std::optional<timeline_recorder> timeline;
   bool interrupted = false;
 };
@@ -244,10 +251,90 @@ constexpr std::size_t batch_calls = 64;
 constexpr std::size_t hit_pairs = 1000;
 constexpr int hit_batches = 15;
 
-// One run: a fresh upstream and allocator, the workload's events applied in order.
+// What a case runs with, resolved when it starts: the config by the release's rules, how the
+// trace is read, and whether an observation run follows PyTorch's recorded decisions.
+struct case_setup {
+  alloc::config conf;
+  std::string release_from;  ///< why conf.release: the param, the snapshot's format, the default
+  alloc::trace_options trace;
+  /// A PyTorch snapshot's facts; none for other workloads.
+  std::shared_ptr<const alloc::torch_snapshot_facts> recorded;
+  /// Observation runs follow PyTorch's decisions and check themselves against them (the
+  /// caching allocator under the snapshot's own settings); else why not.
+  bool follow = false;
+  std::string not_followed;
+  /// The counters come from the observation run on PyTorch's addresses.
+  [[nodiscard]] bool trace_follows() const noexcept { return recorded != nullptr; }
+};
+
+// What the case records of a replay checked against PyTorch (info.pytorch_decisions).
+nlohmann::json decisions_json(const alloc::torch_snapshot_facts& facts,
+                              const std::optional<alloc::decision_check>& check,
+                              const std::string& not_followed) {
+  nlohmann::json d{{"pytorch", facts.pytorch_decisions},
+                   {"start_state", {{"segments", facts.start_segments},
+                                    {"live_blocks", facts.start_live_blocks}}}};
+  if (facts.format)
+    d["snapshot_format"] = {{"releases", facts.format->releases()},
+                            {"evidence", facts.format->evidence}};
+  if (!not_followed.empty()) {
+    d["checked"] = false;
+    d["why_not"] = not_followed;
+    return d;
+  }
+  if (!check) {
+    d["checked"] = false;
+    d["why_not"] = "the observation run was interrupted";
+    return d;
+  }
+  d["checked"] = true;
+  d["replayed"] = check->replayed;
+  d["identical"] = check->identical;
+  d["reproduced"] = check->reproduced();
+  d["empty_cache_from_trace"] = check->empty_cache_calls;
+  d["failures_as_pytorch"] = check->forced_failures;
+  d["summary"] = check->summary();
+  if (check->first) {
+    const auto& f = *check->first;
+    auto side = [](const std::optional<alloc::allocator_decision>& x) -> nlohmann::json {
+      if (!x) return nullptr;
+      return {{"action", alloc::to_string(x->kind)},
+              {"address", x->address},
+              {"size", x->size},
+              {"stream", x->stream}};
+    };
+    d["first_divergence"] = {{"index", f.index},
+                             {"event", f.event},
+                             {"entry", f.entry ? nlohmann::json(*f.entry) : nlohmann::json(nullptr)},
+                             {"pytorch", side(f.pytorch)},
+                             {"pinbench", side(f.pinbench)},
+                             {"text", f.describe()}};
+  }
+  if (check->first_placement) {
+    const auto& f = *check->first_placement;
+    d["first_placement_difference"] = {{"event", f.event},
+                                       {"size", f.size},
+                                       {"pytorch", f.pytorch},
+                                       {"pinbench", f.pinbench}};
+  }
+  return d;
+}
+
+// One run: a fresh upstream and allocator, the workload's events applied in order. A
+// snapshot's trace starts from the memory its recording began with.
 class workload_run {
  public:
-  workload_run(const allocator_params& p, const alloc::config& conf, device::backend& dev) : p_(p) {
+  workload_run(const allocator_params& p, const case_setup& setup, device::backend& dev,
+               bool observing)
+      : p_(p) {
+    const alloc::config& conf = setup.conf;
+    if (p.workload == workload_kind::trace) {
+      events_ = alloc::open_trace(p.trace_file, setup.trace);
+      recorded_ = events_->recorded();
+    }
+    const std::size_t capacity =
+        p.device_memory != 0 ? p.device_memory : dev.device_memory().total_bytes;
+    const bool follow = observing && recorded_ && p.allocator == allocator_type::caching;
     if (p.allocator == allocator_type::async) {
       if (!dev.supports_async_alloc())
         throw error(dev.emulated()
@@ -255,24 +342,40 @@ class workload_run {
                         : "allocator async (cudaMallocAsync) is not supported by this device "
                           "or driver (no memory pools)");
       allocator_ = alloc::make_async_allocator(dev, p.device_memory);
+    } else if (follow) {
+      // The decisions depend on addresses only where PyTorch's would: PyTorch's addresses,
+      // on an emulated device of the capacity, whatever the backend.
+      follower_ = std::make_unique<alloc::decision_follower>(*recorded_, capacity, setup.follow);
     } else if (dev.emulated()) {
       // The arena costs no memory, so the emulated device can be as large as asked.
-      const std::size_t capacity =
-          p.device_memory != 0 ? p.device_memory : dev.device_memory().total_bytes;
       upstream_ = alloc::make_arena_upstream(capacity);
     } else {
       upstream_ = alloc::make_backend_upstream(dev, p.device_memory);
     }
+    alloc::upstream* const up =
+        follower_ ? static_cast<alloc::upstream*>(follower_.get()) : upstream_.get();
     if (p.allocator == allocator_type::raw)
-      allocator_ = alloc::make_raw_allocator(*upstream_);
+      allocator_ = alloc::make_raw_allocator(*up);
     else if (p.allocator == allocator_type::caching)
-      allocator_ = alloc::make_caching_allocator(*upstream_, conf, p.memory_fraction);
+      allocator_ = alloc::make_caching_allocator(*up, conf, p.memory_fraction,
+                                                 follower_ && setup.follow ? follower_.get()
+                                                                           : nullptr);
     switch (p.workload) {
       case workload_kind::training_loop: events_ = alloc::make_training_loop(p.loop); break;
       case workload_kind::random: events_ = alloc::make_random(p.random); break;
-      case workload_kind::trace:
-        events_ = alloc::open_trace(p.trace_file, {.device = p.trace_device});
-        break;
+      case workload_kind::trace: break;
+    }
+    if (recorded_ && !recorded_->start.empty()) {
+      const std::vector<void*> adopted = allocator_->adopt(recorded_->start);
+      std::size_t k = 0;
+      for (const auto& seg : recorded_->start.segments)
+        for (const auto& b : seg.live) {
+          if (b.id != 0)
+            live_.emplace(b.id, adopted[k]);
+          else
+            kept_.push_back(adopted[k]);
+          ++k;
+        }
     }
   }
 
@@ -283,6 +386,7 @@ class workload_run {
     // Live blocks go back before the allocator goes, so that a real device gets its memory back.
     try {
       for (auto& [id, ptr] : live_) allocator_->deallocate(ptr);
+      for (void* ptr : kept_) allocator_->deallocate(ptr);
       live_.clear();
       allocator_->empty_cache();
     } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw
@@ -293,7 +397,8 @@ class workload_run {
   /// one kind timed together; an observation run (batch 1) also records what `observe` asks for
   /// (the snapshot is the one taken when reserved memory reached its highest point).
   void execute(run_output& out, std::size_t batch, const observe_options& observe = {}) {
-    if (observe.history) allocator_->record_history(true);
+    // The whole trace, from the first request to the last, as PyTorch's history keeps it.
+    if (observe.history) allocator_->record_history(true, std::size_t{1} << 24);
     if (observe.timeline) out.timeline.emplace();
     observe_ = observe;
     std::int64_t iteration_ns = 0;
@@ -301,6 +406,7 @@ class workload_run {
     pending_.clear();
     alloc::event e;
     while (events_->next(e)) {
+      if (follower_) follower_->at_event(n);
       if ((++n & 1023U) == 0 && interrupt_requested()) {
         out.interrupted = true;
         break;
@@ -310,6 +416,8 @@ class workload_run {
                                   (e.op == alloc::event::kind::alloc && pending_has(e.id))))
           iteration_ns += flush(out);
         pending_.push_back(std::move(e));
+        // A run that follows PyTorch makes each call while its event is the one in hand.
+        if (follower_) iteration_ns += flush(out);
         continue;
       }
       iteration_ns += flush(out);
@@ -338,6 +446,8 @@ class workload_run {
     out.stats = allocator_->stats();
     if (observe.snapshot_at_peak && !out.peak_snapshot)
       out.peak_snapshot = allocator_->take_snapshot();
+    if (observe.history) out.final_snapshot = allocator_->take_snapshot();
+    if (follower_ && !out.interrupted) out.check = follower_->check();
   }
 
   /// The cost of a cache hit: allocate and free the last size the workload allocated, over and
@@ -411,6 +521,8 @@ class workload_run {
       try {
         for (; i < pending_.size(); ++i) {
           ptrs_[i] = allocator_->allocate(pending_[i].size, pending_[i].stream);
+          if (follower_)
+            follower_->on_placement(reinterpret_cast<std::uintptr_t>(ptrs_[i]), pending_[i].size);
           observe_call(out);
         }
       } catch (const alloc::oom_error& oom) {
@@ -477,10 +589,13 @@ class workload_run {
 
   const allocator_params& p_;
   // Declared in this order so that the allocator is destroyed before its upstream.
+  std::unique_ptr<alloc::event_source> events_;
+  std::shared_ptr<const alloc::recording> recorded_;
+  std::unique_ptr<alloc::decision_follower> follower_;  // an upstream too
   std::unique_ptr<alloc::upstream> upstream_;
   std::unique_ptr<alloc::device_allocator> allocator_;
-  std::unique_ptr<alloc::event_source> events_;
   std::unordered_map<std::uint64_t, void*> live_;
+  std::vector<void*> kept_;  // blocks of the start state that the trace never frees
   std::unordered_set<std::uint64_t> failed_;  // ids whose allocation ran out of memory
   std::vector<alloc::event> pending_;         // the batch being gathered
   std::vector<void*> ptrs_;                   // its pointers
@@ -492,10 +607,10 @@ class workload_run {
 
 // One timed run: the workload in batches of `batch` calls, then (caching allocator) the
 // cache-hit pairs on the state the workload left.
-run_output run_timed(const allocator_params& p, const alloc::config& conf, device::backend& dev,
+run_output run_timed(const allocator_params& p, const case_setup& setup, device::backend& dev,
                      std::size_t batch) {
   run_output out;
-  workload_run run(p, conf, dev);
+  workload_run run(p, setup, dev, false);
   run.execute(out, batch);
   if (!out.interrupted && p.allocator == allocator_type::caching)
     out.hit_pair_ns = run.time_hit_pairs();
@@ -503,10 +618,10 @@ run_output run_timed(const allocator_params& p, const alloc::config& conf, devic
 }
 
 // One untimed run that watches every call.
-run_output run_observed(const allocator_params& p, const alloc::config& conf, device::backend& dev,
+run_output run_observed(const allocator_params& p, const case_setup& setup, device::backend& dev,
                         const observe_options& observe) {
   run_output out;
-  workload_run run(p, conf, dev);
+  workload_run run(p, setup, dev, true);
   run.execute(out, 1, observe);
   return out;
 }
@@ -537,8 +652,9 @@ class allocator_engine final : public measure::engine {
                                              measure::run_context& ctx) override {
     allocator_params p = measure::params_of<allocator_params>(c);
     p.loop.seed = p.random.seed = ctx.seed;
-    const alloc::config conf = p.config ? *p.config : config_from_environment();
     result::case_result r;
+    const case_setup setup = set_up(p, c.source, r);
+    const alloc::config& conf = setup.conf;
     if (p.allocator != allocator_type::caching && (!conf.to_string().empty() || p.memory_fraction))
       r.warnings.push_back("config and memory_fraction apply to the caching allocator only; the " +
                            std::string(allocator_choice.name(p.allocator)) +
@@ -572,9 +688,9 @@ class allocator_engine final : public measure::engine {
     std::optional<run_output> first;
     std::uint64_t runs = 0, runs_without_hits = 0;
     measure::measure_case(r, c.sampling,
-                          {.warm_up = [&] { (void)run_timed(p, conf, ctx.dev, batch); },
+                          {.warm_up = [&] { (void)run_timed(p, setup, ctx.dev, batch); },
                            .sample = [&]() -> std::optional<double> {
-                             run_output out = run_timed(p, conf, ctx.dev, batch);
+                             run_output out = run_timed(p, setup, ctx.dev, batch);
                              if (out.interrupted)
                                return std::nullopt;  // a partial run is not a sample
                              ++runs;
@@ -598,12 +714,23 @@ class allocator_engine final : public measure::engine {
     // A metric without samples (no frees, no iterations, no empty_cache) is left out.
     std::erase_if(r.metrics, [](const result::metric& m) { return m.samples.empty(); });
 
-    // Policy results are deterministic: the first run's counters stand for every run.
-    add_policy_metrics(r, first->stats);
-    r.extra["memory_stats"] = first->stats.flatten();
-    r.extra["memory_summary"] = alloc::memory_summary(first->stats, device_label(ctx.dev));
-    if (!first->first_oom.empty()) r.extra["first_oom"] = first->first_oom;
-    r.extra["ops"] = first->counts.to_json();
+    // Its own untimed run: observing (and recording history) would slow down the timed runs.
+    // It gives the report its timeline and segment map, `run --snapshot` its snapshot, and a
+    // snapshot's replay its check against PyTorch's decisions.
+    std::optional<run_output> seen;
+    if (r.stopped != result::stop_reason::interrupted) {
+      seen = run_observed(p, setup, ctx.dev,
+                          {.timeline = true, .snapshot_at_peak = true, .history = ctx.want_snapshots});
+      if (seen->interrupted) seen.reset();
+    }
+    // Policy results are deterministic: one run's counters stand for every run. A snapshot's
+    // are those of the run on PyTorch's addresses, the same on every backend.
+    const run_output& policy = seen && setup.trace_follows() ? *seen : *first;
+    add_policy_metrics(r, policy.stats);
+    r.extra["memory_stats"] = policy.stats.flatten();
+    r.extra["memory_summary"] = alloc::memory_summary(policy.stats, device_label(ctx.dev));
+    if (!policy.first_oom.empty()) r.extra["first_oom"] = policy.first_oom;
+    r.extra["ops"] = policy.counts.to_json();
     r.extra["runs"] = runs;
     r.extra["timing"] = {{"method", std::string(timing_choice.name(
                                         per_call ? timing_method::call : timing_method::batch))},
@@ -620,28 +747,91 @@ class allocator_engine final : public measure::engine {
     if (p.allocator == allocator_type::caching) {
       r.extra["memory_fraction"] =
           p.memory_fraction ? nlohmann::json(*p.memory_fraction) : nlohmann::json("unset");
-      r.extra["pytorch"] = {{"version", alloc::pytorch_version},
-                            {"choices", alloc::pytorch_version_choices()}};
+      r.extra["pytorch"] = {{"release", conf.release.to_string()},
+                            {"release_from", setup.release_from},
+                            {"choices", alloc::pytorch_release_choices(conf.release)}};
+    }
+    if (setup.recorded) {
+      nlohmann::json d = decisions_json(*setup.recorded, seen ? seen->check : std::nullopt,
+                                        setup.follow ? std::string() : setup.not_followed);
+      if (setup.follow && seen && seen->check)
+        d["releases_reproducing"] = releases_reproducing(p, setup, ctx.dev);
+      r.extra["pytorch_decisions"] = std::move(d);
     }
     if (first->counts.skipped_frees > 0)
       r.warnings.push_back(
           fmt::format("{} free(s) of unknown ids were skipped", first->counts.skipped_frees));
 
-    if (r.stopped != result::stop_reason::interrupted) {
-      // Its own untimed run: observing (and recording history) would slow down the timed runs.
-      // It gives the report its timeline and segment map, and `run --snapshot` its snapshot.
-      run_output seen =
-          run_observed(p, conf, ctx.dev,
-                       {.timeline = true, .snapshot_at_peak = true, .history = ctx.want_snapshots});
-      if (!seen.interrupted) {
-        if (seen.timeline) r.extra["timeline"] = seen.timeline->to_json();
-        if (seen.peak_snapshot) {
-          r.extra["segments_at_peak"] = segment_map(*seen.peak_snapshot);
-          if (ctx.want_snapshots) r.snapshot = snapshot_json(*seen.peak_snapshot);
-        }
-      }
+    if (seen) {
+      if (seen->timeline) r.extra["timeline"] = seen->timeline->to_json();
+      if (seen->peak_snapshot) r.extra["segments_at_peak"] = segment_map(*seen->peak_snapshot);
+      if (ctx.want_snapshots && seen->final_snapshot)
+        r.snapshot = snapshot_json(*seen->final_snapshot, conf);
     }
     return r;
+  }
+
+ private:
+  // The release, the config by its rules, and for a PyTorch snapshot what it recorded.
+  static case_setup set_up(const allocator_params& p, const std::string& source,
+                           result::case_result& r) {
+    case_setup s;
+    std::optional<alloc::torch_snapshot_facts> facts;
+    if (p.workload == workload_kind::trace && alloc::is_torch_snapshot(p.trace_file))
+      facts = alloc::read_torch_snapshot_facts(p.trace_file, p.trace_device);
+    alloc::pytorch_release release = alloc::pytorch_release::newest();
+    s.release_from = "the newest release modelled";
+    if (p.pytorch) {
+      release = *p.pytorch;
+      s.release_from = "the pytorch param";
+    } else if (facts && facts->format) {
+      release = facts->format->newest;
+      s.release_from = fmt::format("the snapshot's format: PyTorch {} ({})",
+                                   facts->format->releases(), facts->format->evidence);
+    }
+    s.conf = config_for(p, release, source);
+    s.trace = {.device = p.trace_device, .recorded_settings = s.conf};
+    if (!facts) return s;
+    s.recorded = std::make_shared<alloc::torch_snapshot_facts>(*facts);
+    // PyTorch's decisions are followed under the settings the program ran with, only.
+    s.follow = p.allocator == allocator_type::caching;
+    if (p.allocator != allocator_type::caching) {
+      s.not_followed = fmt::format("the {} allocator makes other decisions than PyTorch's",
+                                   allocator_choice.name(p.allocator));
+    } else if (facts->settings && !alloc::same_options(*facts->settings, s.conf)) {
+      alloc::config theirs = *facts->settings;
+      theirs.release = release;
+      s.follow = false;
+      s.not_followed = fmt::format(
+          "the case's config \"{}\" is not the snapshot's allocator_settings \"{}\": replayed "
+          "from the recorded start state, not checked against PyTorch's decisions",
+          s.conf.to_string(), theirs.to_string());
+      r.warnings.push_back(s.not_followed);
+    }
+    return s;
+  }
+
+  // The rule sets of other releases, each replayed on the trace for its decisions alone: those
+  // whose replay reproduces PyTorch's decisions.
+  static nlohmann::json releases_reproducing(const allocator_params& p, const case_setup& setup,
+                                             device::backend& dev) {
+    const auto source = alloc::open_trace(p.trace_file, setup.trace);
+    const alloc::trace_events trace = alloc::read_all(*source);
+    const std::uint64_t capacity =
+        p.device_memory != 0 ? p.device_memory : dev.device_memory().total_bytes;
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto release : alloc::distinct_rule_sets()) {
+      alloc::config conf;
+      try {
+        conf = config_for(p, release, {});
+      } catch (const input_error&) {
+        continue;  // the config is not one this release reads
+      }
+      const auto outcome =
+          alloc::replay(trace, conf, capacity, p.memory_fraction, alloc::follow_pytorch::yes);
+      if (outcome.check && outcome.check->reproduced()) out.push_back(alloc::releases_of(release));
+    }
+    return out;
   }
 };
 

@@ -39,6 +39,21 @@ kind_spec describe() {
            "caching allocator options in PYTORCH_CUDA_ALLOC_CONF syntax (\"max_split_size_mb:128,"
            "expandable_segments:True\"); \"env\" reads PYTORCH_CUDA_ALLOC_CONF at run time");
   config.check = config_problem;
+  param_spec pytorch =
+      text("pytorch", "",
+           "the PyTorch release whose caching-allocator rules decide (2.0 to 2.10; later "
+           "releases follow 2.10's); \"\": 2.10, or for a snapshot the newest release its "
+           "format allows");
+  pytorch.check = [](const json& v) -> std::string {
+    const auto& t = v.get_ref<const std::string&>();
+    if (t.empty()) return {};
+    try {
+      (void)alloc::parse_pytorch_release(t, {}, {});
+    } catch (const input_error& e) {
+      return e.message();
+    }
+    return {};
+  };
   param_spec probability =
       bounded("alloc_probability", param_type::number, 0.6, 0, true, std::nullopt,
               "random: chance that an operation allocates rather than frees (0 < p < 1)");
@@ -87,6 +102,7 @@ kind_spec describe() {
                   "call, free of the timer's cost), call (each call alone: its median and "
                   "p99, each including one clock read), auto (call for a trace, else "
                   "batch)"),
+              pytorch,
               workload_choice.spec(
                   "training_loop: generated forward/backward pattern; random: RMM's "
                   "random allocations; trace: replay trace_file"),

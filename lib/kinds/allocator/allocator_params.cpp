@@ -17,8 +17,12 @@ std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p
   auto a = std::make_shared<allocator_params>();
   a->allocator = allocator_choice.parse(p, source);
   a->workload = workload_choice.parse(p, source);
-  const auto config = p.at("config").get<std::string>();
-  if (config != "env") a->config = alloc::parse_config(config, source, "params.config");
+  if (const auto release = p.at("pytorch").get<std::string>(); !release.empty())
+    a->pytorch = alloc::parse_pytorch_release(release, source, "params.pytorch");
+  a->config_text = p.at("config").get<std::string>();
+  if (a->config_text != "env")
+    a->config = alloc::parse_config(a->config_text, source, "params.config",
+                                    a->pytorch.value_or(alloc::pytorch_release::newest()));
   a->device_memory = p.at("device_memory").get<std::uint64_t>();
   if (p.contains("memory_fraction")) a->memory_fraction = p.at("memory_fraction").get<double>();
   a->empty_cache_every = p.at("empty_cache_every").get<std::int64_t>();
@@ -55,9 +59,16 @@ std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p
   return a;
 }
 
-alloc::config config_from_environment() {
+alloc::config config_from_environment(alloc::pytorch_release release) {
   const char* env = std::getenv("PYTORCH_CUDA_ALLOC_CONF");
-  return alloc::parse_config(env == nullptr ? "" : env, "PYTORCH_CUDA_ALLOC_CONF", {});
+  return alloc::parse_config(env == nullptr ? "" : env, "PYTORCH_CUDA_ALLOC_CONF", {}, release);
+}
+
+alloc::config config_for(const allocator_params& p, alloc::pytorch_release release,
+                         const std::string& source) {
+  if (p.config_text == "env") return config_from_environment(release);
+  if (p.config && p.config->release == release) return *p.config;
+  return alloc::parse_config(p.config_text, source, "params.config", release);
 }
 
 }  // namespace pinbench::kinds::allocator

@@ -46,8 +46,13 @@ struct allocator_params final : measure::case_params {
   workload_kind workload = workload_choice.default_value();
   std::string trace_file;  ///< resolved against the scenario's folder
   int trace_device = 0;    ///< a snapshot pickle's device_traces entry replayed
-  /// The caching allocator's options; none for "env" (config_from_environment at the case).
+  /// The caching allocator's options as written ("env": PYTORCH_CUDA_ALLOC_CONF at the case),
+  /// and parsed by the `pytorch` release's rules (none for "env").
+  std::string config_text;
   std::optional<alloc::config> config;
+  /// The PyTorch release whose rules decide; none: the newest, or for a snapshot the newest
+  /// its format allows (resolved when the case starts).
+  std::optional<alloc::pytorch_release> pytorch;
   std::uint64_t device_memory = 0;
   /// set_per_process_memory_fraction's argument; none: never called.
   std::optional<double> memory_fraction;
@@ -66,7 +71,12 @@ struct allocator_params final : measure::case_params {
 [[nodiscard]] std::shared_ptr<const measure::case_params> parse_params(
     const nlohmann::json& params, const std::string& source);
 
-/// The caching allocator's options from PYTORCH_CUDA_ALLOC_CONF (config "env").
-[[nodiscard]] alloc::config config_from_environment();
+/// The caching allocator's options from PYTORCH_CUDA_ALLOC_CONF (config "env"), by `release`'s
+/// rules.
+[[nodiscard]] alloc::config config_from_environment(alloc::pytorch_release release);
+
+/// The config the case runs with under `release`: its own text, or the environment's.
+[[nodiscard]] alloc::config config_for(const allocator_params& p, alloc::pytorch_release release,
+                                       const std::string& source);
 
 }  // namespace pinbench::kinds::allocator

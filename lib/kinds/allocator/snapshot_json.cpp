@@ -35,4 +35,61 @@ nlohmann::json snapshot_json(const alloc::snapshot& s) {
   return {{"segments", std::move(segments)}, {"device_traces", json::array({std::move(trace)})}};
 }
 
+nlohmann::json snapshot_json(const alloc::snapshot& s, const alloc::config& conf) {
+  nlohmann::json out = snapshot_json(s);
+  nlohmann::json divisions = nlohmann::json::object();
+  for (std::size_t j = 0; j < 16; ++j) {
+    const std::size_t b = 20 + j;  // the interval starting at 2^j MiB
+    divisions[std::to_string(std::uint64_t{1} << j)] =
+        b < conf.roundup_power2_divisions.size() ? conf.roundup_power2_divisions[b] : 0;
+  }
+  out["allocator_settings"] = {
+      {"PYTORCH_CUDA_ALLOC_CONF", conf.to_string()},
+      {"max_split_size", conf.max_split_size_bytes ? nlohmann::json(*conf.max_split_size_bytes)
+                                                   : nlohmann::json(-1)},
+      {"garbage_collection_threshold", conf.garbage_collection_threshold},
+      {"expandable_segments", conf.expandable_segments},
+      {"roundup_power2_divisions", std::move(divisions)}};
+  // The keys that the release's own snapshots have from 2.5 on, so that the format tells the
+  // release back (from 2.3 to 2.4 it is allocator_settings alone; pinbench writes them always).
+  const alloc::pytorch_release r = conf.release;
+  if (r.at_least(2, 9)) out["allocator_settings"]["graph_capture_record_stream_reuse"] = false;
+  if (r.at_least(2, 5)) out["external_annotations"] = nlohmann::json::array();
+  for (auto& trace : out["device_traces"])
+    for (auto& e : trace) {
+      if (r.at_least(2, 8)) e["compile_context"] = "N/A";
+      if (r.at_least(2, 10)) e["user_metadata"] = "";
+    }
+  return out;
+}
+
+nlohmann::json torch_pickle_form(const nlohmann::json& snapshot) {
+  using nlohmann::json;
+  json out = snapshot;
+  for (auto& seg : out["segments"]) {
+    seg["segment_pool_id"] = json::array({0, 0});
+    seg["frames"] = json::array();
+    for (auto& b : seg["blocks"]) b["frames"] = json::array();
+  }
+  for (auto& trace : out["device_traces"]) {
+    json kept = json::array();
+    for (auto& e : trace) {
+      if (e.value("action", "") == "empty_cache") continue;
+      if (e.contains("seq")) {
+        e["time_us"] = e["seq"];
+        e.erase("seq");
+      }
+      // PyTorch keeps an oom's free device memory under its own key.
+      if (e.value("action", "") == "oom") {
+        e["device_free"] = e["addr"];
+        e.erase("addr");
+      }
+      e["frames"] = json::array();
+      kept.push_back(std::move(e));
+    }
+    trace = std::move(kept);
+  }
+  return out;
+}
+
 }  // namespace pinbench::kinds::allocator

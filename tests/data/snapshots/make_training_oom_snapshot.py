@@ -4,26 +4,25 @@
 A model whose batch size varies from step to step (24 layers, weights and optimizer state held,
 activations that scale with the batch, gradients per layer) on an 80 GiB GPU under PyTorch's
 default allocator settings. The snapshot is what torch.cuda.memory._dump_snapshot() writes in the
-`except torch.cuda.OutOfMemoryError` handler: the history up to the failing request, its `oom`
-entry (the size asked for and the device's free memory then), and the segments that were still
-reserved after the allocator had released its cache.
+`except torch.cuda.OutOfMemoryError` handler: the whole history up to the failing request (its
+allocations and frees, and the allocator's segment_alloc/segment_free, the releases of its retry
+path among them), its `oom` entry (the size asked for and the device's free memory then), and
+the segments still reserved.
 
-The run itself is pinbench's own replay of the same steps (the allocator is PyTorch's, replayed):
+The run itself is pinbench's own replay of the same steps (the allocator is PyTorch's, replayed,
+by PyTorch 2.6's rules):
   1. the steps' events as a pinbench.trace/1 JSON;
   2. `pinbench tune allocator` on it at 80 GiB: where the defaults run out (first_oom_event);
-  3. `pinbench run --snapshot` of the events before that point: the segments at that moment,
-     less those holding no live block (what the allocator frees before it gives up);
-  4. the pickle: those segments, the history as torch records it (alloc, free_requested,
-     free_completed), the oom entry, and allocator_settings with PyTorch's defaults.
+  3. `pinbench run --snapshot training-oom.pickle` of the events up to that request: the
+     allocator's history and segments at its end, in the form PyTorch pickles them.
 So the snapshot is self-consistent: reserved at the OOM plus the device's free memory then is
-the 80 GiB the run had.
+the 80 GiB the run had, and its segment entries are the decisions PyTorch's allocator makes.
 
 Usage: tests/data/snapshots/make_training_oom_snapshot.py PINBENCH   (rewrites training-oom.pickle)
 """
 
 import json
 import os
-import pickle
 import random
 import subprocess
 import sys
@@ -32,7 +31,6 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 MiB = 1 << 20
 CAPACITY = 80 << 30
-BASE = 0x7F0000000000
 SCALE = 30.3  # sizes of a model that nearly fills an 80 GiB device
 
 
@@ -103,62 +101,24 @@ def main():
         defaults = next(c for s in tuned["scenarios"] if s["name"] == "tune-allocator-search"
                         for c in s["cases"] if c["id"] == "config=")
         oom_at = defaults["info"]["first_oom_event"]
-        before = events[:oom_at]
+        # Up to the request that fails, and no further: the handler dumps there.
         prefix = os.path.join(tmp, "prefix.json")
         with open(prefix, "w", encoding="utf-8") as f:
-            json.dump(trace_json(before), f)
+            json.dump(trace_json(events[:oom_at + 1]), f)
         scenario = os.path.join(tmp, "prefix-scenario.json")
         with open(scenario, "w", encoding="utf-8") as f:
             json.dump({"schema": "pinbench.scenario/1", "name": "prefix", "kind": "allocator",
                        "params": {"workload": "trace", "trace_file": prefix,
-                                  "device_memory": str(CAPACITY)},
+                                  "device_memory": str(CAPACITY), "pytorch": "2.6"},
                        "sampling": {"warmup": 0, "min_samples": 1, "max_samples": 1}}, f)
-        snaps = os.path.join(tmp, "snapshots.json")
-        pinbench_json(pinbench, ["run", scenario, "--backend", "host", "-q", "--snapshot", snaps])
-        with open(snaps, encoding="utf-8") as f:
-            at_peak = json.load(f)["cases"][0]["snapshot"]
+        pinbench_json(pinbench, ["run", scenario, "--backend", "host", "-q", "--snapshot",
+                                 os.path.join(HERE, "training-oom.pickle")])
 
-    # What the allocator still held once it had released its cache: segments with a live block.
-    segments = [s for s in at_peak["segments"]
-                if any(b["state"] != "inactive" for b in s["blocks"])]
-    reserved = sum(s["total_size"] for s in segments)
-    frames = [{"filename": "train.py", "line": 88, "name": "train_step"},
-              {"filename": "torch/nn/modules/module.py", "line": 1750, "name": "_call_impl"}]
-    trace, addr_of, next_addr, t = [], {}, BASE, 0
-    for op, ident, size in before:
-        t += 7
-        if op == "alloc":
-            addr_of[ident] = (next_addr, size)
-            trace.append({"action": "alloc", "addr": next_addr, "size": size, "stream": 0,
-                          "time_us": 1_760_000_000_000_000 + t, "frames": frames})
-            next_addr += (size + 511) // 512 * 512
-        elif op == "free":
-            addr, size = addr_of.pop(ident)
-            for action in ("free_requested", "free_completed"):
-                trace.append({"action": action, "addr": addr, "size": size, "stream": 0,
-                              "time_us": 1_760_000_000_000_000 + t, "frames": frames})
-    failed = events[oom_at]
-    trace.append({"action": "oom", "device_free": CAPACITY - reserved, "size": failed[2],
-                  "stream": 0, "time_us": 1_760_000_000_000_000 + t + 7, "frames": frames})
-    snapshot = {
-        "segments": segments,
-        "device_traces": [trace],
-        "allocator_settings": {
-            "PYTORCH_CUDA_ALLOC_CONF": "",
-            "max_split_size": -1,
-            "garbage_collection_threshold": 0.0,
-            "expandable_segments": False,
-            "pinned_num_register_threads": 1,
-            "release_lock_on_cudamalloc": False,
-            "pinned_use_cuda_host_register": False,
-            "roundup_power2_divisions": {str(1 << j): 0 for j in range(16)},
-        },
-    }
     out = os.path.join(HERE, "training-oom.pickle")
-    with open(out, "wb") as f:
-        pickle.dump(snapshot, f, protocol=4)
-    print(f"{out}: {len(trace)} trace entries, OOM at events[{oom_at}] asking "
-          f"{failed[2] / MiB:.0f} MiB with {reserved / (1 << 30):.2f} GiB reserved")
+    with open(out, "rb") as f:
+        head = f.read(2)
+    print(f"{out}: {os.path.getsize(out)} bytes (pickle protocol {head[1]}), OOM at events[{oom_at}] "
+          f"asking {events[oom_at][2] / MiB:.0f} MiB")
 
 
 if __name__ == "__main__":
