@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "alloc/config.hpp"
+#include "alloc/replay.hpp"
 #include "alloc/workload.hpp"
 #include "core/error.hpp"
 #include "core/pickle.hpp"
@@ -131,6 +132,13 @@ verdict pickle(std::string_view input) {
     const nlohmann::json value = read_pickle(input, "fuzz.pickle");
     (void)value.dump();  // invalid UTF-8 must have been replaced: dump() would throw
     drain_trace(file, input.size());
+    // A snapshot that reads is replayed from its start state, following PyTorch's decisions:
+    // whatever the recording says, the replay ends in a result or an error.
+    auto source = alloc::open_trace(file.path());
+    const alloc::trace_events t = alloc::read_all(*source);
+    if (t.events.size() <= 100000)
+      (void)alloc::replay(t, alloc::config{}, std::uint64_t{1} << 30, std::nullopt,
+                          alloc::follow_pytorch::yes);
   });
 }
 

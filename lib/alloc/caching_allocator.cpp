@@ -938,6 +938,9 @@ std::vector<void*> caching_allocator::adopt(const start_state& start) {
     const std::size_t page = pool.small ? kSmallBuffer : kLargeBuffer;
     const std::size_t capacity = up_.capacity();
     std::size_t pages = std::max<std::size_t>(1, (capacity + capacity / 8 + page - 1) / page);
+    // PyTorch reserves 1 1/8 of its device; a recording made on a larger device may map beyond
+    // this one's, but not without bound (a page flag each is kept).
+    const std::size_t most_pages = pages * 64;
     for (const std::size_t i : ranges) {
       const start_segment& r = start.segments[i];
       if (r.address < reservation || (r.address - reservation) % page != 0 || r.size % page != 0)
@@ -945,7 +948,13 @@ std::vector<void*> caching_allocator::adopt(const start_state& start) {
             "start state: the expandable range at {:#x} of {} bytes is not made of whole {} "
             "pages from its reservation at {:#x}",
             r.address, r.size, format_bytes(page), reservation));
-      pages = std::max<std::size_t>(pages, (r.address - reservation + r.size) / page);
+      const std::uint64_t reach = (r.address - reservation + r.size) / page;
+      if (reach > most_pages)
+        throw input_error(fmt::format(
+            "start state: the expandable range at {:#x} lies {} beyond its reservation's start, "
+            "more than this device's {} could reserve",
+            r.address, format_bytes(r.address - reservation), format_bytes(capacity)));
+      pages = std::max<std::size_t>(pages, static_cast<std::size_t>(reach));
     }
     auto seg = std::make_unique<expandable_segment>();
     seg->page_bytes = page;

@@ -38,9 +38,9 @@ pytorch_release parse_pytorch_release(std::string_view text, const std::string& 
   const pytorch_release r{major.value_or(0), minor.value_or(0)};
   if (!major || !minor || !r.at_least(2, 0) || r.major > 2) {
     throw input_error(file, json_path,
-                      fmt::format("expected a PyTorch release from {} to {} (later releases follow "
-                                  "{}'s rules), such as 2.6, got \"{}\"",
-                                  pytorch_release::oldest().to_string(), "2.x",
+                      fmt::format("expected a PyTorch release of {} or later, such as 2.6 (those "
+                                  "after {} follow its rules), got \"{}\"",
+                                  pytorch_release::oldest().to_string(),
                                   pytorch_release::newest().to_string(), text));
   }
   return r;

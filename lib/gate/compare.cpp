@@ -445,6 +445,52 @@ std::string environment_mismatch(const result::run_result& base, const result::r
   return out;
 }
 
+namespace {
+
+// A case's check against PyTorch in a few words: "reproduced", "12 of 461 then ...", "not
+// checked: why"; none when the case replayed no snapshot.
+std::optional<std::pair<bool, std::string>> replay_check(const result::case_result& c) {
+  const auto d = c.extra.find("pytorch_decisions");
+  if (d == c.extra.end() || !d->is_object()) return std::nullopt;
+  if (!d->value("checked", false))
+    return std::pair{false, "not checked: " + d->value("why_not", std::string("?"))};
+  return std::pair{d->value("reproduced", false), d->value("summary", std::string())};
+}
+
+}  // namespace
+
+std::vector<std::string> replay_notes(const result::run_result& base,
+                                      const result::run_result& current,
+                                      const std::string& base_label,
+                                      const std::string& current_label) {
+  std::vector<std::string> notes;
+  std::size_t both_exact = 0;
+  for (const auto& s : current.scenarios)
+    for (const auto& c : s.cases) {
+      const auto now = replay_check(c);
+      std::optional<std::pair<bool, std::string>> before;
+      for (const auto& bs : base.scenarios)
+        if (bs.name == s.name)
+          for (const auto& bc : bs.cases)
+            if (bc.id == c.id) before = replay_check(bc);
+      if (!now && !before) continue;
+      if (now && before && now->first && before->first) {
+        ++both_exact;
+        continue;
+      }
+      const std::string at = s.name + " " + (c.id.empty() ? std::string("default") : c.id);
+      notes.push_back(fmt::format("{}: {}: {} | {}: {}", at, base_label,
+                                  before ? before->second : std::string("no replay of a snapshot"),
+                                  current_label,
+                                  now ? now->second : std::string("no replay of a snapshot")));
+    }
+  if (both_exact > 0)
+    notes.insert(notes.begin(),
+                 fmt::format("{} case(s) reproduce PyTorch's decisions exactly on both sides",
+                             both_exact));
+  return notes;
+}
+
 std::vector<std::string> tune_notes(const result::run_result& base,
                                     const result::run_result& current,
                                     const std::string& base_label,
@@ -512,6 +558,7 @@ comparison compare(const result::run_result& base, const result::run_result& cur
                            out.env_mismatch);
   }
   out.tune_notes = tune_notes(base, current, base_label, current_label);
+  out.replay_notes = replay_notes(base, current, base_label, current_label);
   if (base.interrupted) out.warnings.push_back(base_label + " was interrupted: it may lack cases");
   if (current.interrupted)
     out.warnings.push_back(current_label + " was interrupted: it may lack cases");

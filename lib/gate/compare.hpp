@@ -113,6 +113,9 @@ struct comparison {
   /// Two `pinbench tune` results: what their answers say side by side (the answer changed or
   /// held, the goal met on each side, what was asked differently); empty otherwise.
   std::vector<std::string> tune_notes;
+  /// Replays of a PyTorch snapshot on either side: how far each reproduced PyTorch's
+  /// decisions (info.pytorch_decisions), where that differs or falls short; empty otherwise.
+  std::vector<std::string> replay_notes;
 
   [[nodiscard]] std::size_t count(verdict v, bool gated_only = true) const;
   /// Rows that count for the exit code.
@@ -131,6 +134,14 @@ struct comparison {
 /// devices (by UUID when both have one, else by name).
 [[nodiscard]] std::string environment_mismatch(const result::run_result& base,
                                                const result::run_result& current);
+
+/// How the replays of PyTorch snapshots on both sides checked against PyTorch's decisions
+/// (comparison::replay_notes): a line per case pair that differs or falls short, one line when
+/// every such case reproduced PyTorch exactly on both sides.
+[[nodiscard]] std::vector<std::string> replay_notes(const result::run_result& base,
+                                                    const result::run_result& current,
+                                                    const std::string& base_label,
+                                                    const std::string& current_label);
 
 /// What two tune results' answers say side by side (comparison::tune_notes).
 [[nodiscard]] std::vector<std::string> tune_notes(const result::run_result& base,

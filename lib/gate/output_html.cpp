@@ -123,6 +123,8 @@ std::string header(const comparison& c) {
     out += fmt::format("<p class=\"warning\" role=\"note\">warning: {}</p>\n", escape(w));
   for (const auto& n : c.tune_notes)
     out += fmt::format("<p class=\"verdict\">tune: {}</p>\n", escape(n));
+  for (const auto& n : c.replay_notes)
+    out += fmt::format("<p class=\"verdict\">against PyTorch: {}</p>\n", escape(n));
   return out + "</header>\n";
 }
 

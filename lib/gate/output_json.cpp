@@ -103,6 +103,7 @@ nlohmann::ordered_json to_json(const comparison& c) {
   out["environment_mismatch"] = text_or_null(c.env_mismatch);
   out["warnings"] = c.warnings;
   if (!c.tune_notes.empty()) out["tune"] = c.tune_notes;
+  if (!c.replay_notes.empty()) out["against_pytorch"] = c.replay_notes;
   ojson rows = ojson::array();
   for (const auto& r : c.rows) rows.push_back(row_json(r));
   out["rows"] = std::move(rows);

@@ -76,6 +76,10 @@ std::string to_markdown(const comparison& c) {
     out += "\n";
     for (const auto& n : c.tune_notes) out += "> tune: " + markdown_cell(n) + "\n";
   }
+  if (!c.replay_notes.empty()) {
+    out += "\n";
+    for (const auto& n : c.replay_notes) out += "> against PyTorch: " + markdown_cell(n) + "\n";
+  }
 
   std::vector<const row*> attention, all;
   for (const auto& r : c.rows) {

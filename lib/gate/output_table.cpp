@@ -68,6 +68,7 @@ std::string to_table(const comparison& c, bool color) {
   out += "stats:   " + detail::method_text(c.settings) + "\n";
   for (const auto& w : c.warnings) out += paint("warning: ", yellow, color) + w + "\n";
   for (const auto& n : c.tune_notes) out += paint("tune: ", bold, color) + n + "\n";
+  for (const auto& n : c.replay_notes) out += paint("against PyTorch: ", bold, color) + n + "\n";
 
   const auto headers = detail::row_headers(c.settings);
   for (std::size_t i = 0; i < c.rows.size();) {

@@ -217,6 +217,11 @@ std::string scenario_section(const result::scenario_result& s, std::size_t index
     for (const auto& line : conditions) out += "<li>" + escape(line) + "</li>\n";
     out += "</ul>\n";
   }
+  if (const auto checks = detail::replay_checks(s); !checks.empty()) {
+    out += "<h3>Against PyTorch's decisions</h3>\n<ul class=\"conditions\">\n";
+    for (const auto& line : checks) out += "<li>" + escape(line) + "</li>\n";
+    out += "</ul>\n";
+  }
   std::string warnings;
   for (const auto& c : s.cases)
     for (const auto& w : c.warnings)

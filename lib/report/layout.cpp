@@ -292,6 +292,30 @@ std::vector<std::string> scenario_conditions(const result::scenario_result& s) {
   return out;
 }
 
+std::vector<std::string> replay_checks(const result::scenario_result& s) {
+  std::vector<std::string> out;
+  for (const auto& c : s.cases) {
+    const auto* d = find_path(c.extra, {"pytorch_decisions"});
+    if (d == nullptr || !d->is_object()) continue;
+    std::string text;
+    if (d->value("checked", false)) {
+      text = d->value("summary", std::string());
+      if (const auto r = d->find("releases_reproducing");
+          r != d->end() && r->is_array() && !d->value("reproduced", false)) {
+        std::string releases;
+        for (const auto& x : *r)
+          if (x.is_string()) releases += (releases.empty() ? "" : ", ") + x.get<std::string>();
+        text += releases.empty() ? "; no release's rules reproduce it"
+                                 : "; the rules of PyTorch " + releases + " reproduce it";
+      }
+    } else {
+      text = "not checked against PyTorch's decisions: " + d->value("why_not", std::string("?"));
+    }
+    out.push_back((c.id.empty() ? std::string("default") : c.id) + ": " + text);
+  }
+  return out;
+}
+
 std::vector<std::string> environment_warnings(const result::run_result& r) {
   std::vector<std::string> out;
   const auto* w = find_path(r.environment, {"warnings"});

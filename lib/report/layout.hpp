@@ -53,6 +53,10 @@ struct grid {
 /// Empty when the cases record none of these.
 [[nodiscard]] std::vector<std::string> scenario_conditions(const result::scenario_result& s);
 
+/// What each case's replay of a recording says of itself against the recording (a PyTorch
+/// snapshot: info.pytorch_decisions), one "CASE: SUMMARY" line per case that has one.
+[[nodiscard]] std::vector<std::string> replay_checks(const result::scenario_result& s);
+
 /// "pinbench 0.1.0 · backend: host (emulated: X) · CPU · created".
 [[nodiscard]] std::string header_line(const result::run_result& r);
 

@@ -59,6 +59,10 @@ std::string to_markdown(const result::run_result& r) {
       out += "\n**Conditions:**\n\n";
       for (const auto& line : conditions) out += "- " + markdown_line(line) + "\n";
     }
+    if (const auto checks = detail::replay_checks(s); !checks.empty()) {
+      out += "\n**Against PyTorch's decisions:**\n\n";
+      for (const auto& line : checks) out += "- " + markdown_line(line) + "\n";
+    }
     bool first = true;
     for (const auto& c : s.cases)
       for (const auto& w : c.warnings) {

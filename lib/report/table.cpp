@@ -80,6 +80,8 @@ void draw_scenario(std::string& out, const result::scenario_result& s,
   if (!s.verdict.empty()) out += paint("verdict: ", bold, color) + s.verdict + "\n";
   for (const auto& line : detail::scenario_conditions(s))
     out += paint("conditions: ", bold, color) + line + "\n";
+  for (const auto& line : detail::replay_checks(s))
+    out += paint("against PyTorch: ", bold, color) + line + "\n";
   for (const auto& c : s.cases)
     for (const auto& w : c.warnings)
       out +=

@@ -529,7 +529,20 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   if (in_use.options_set() > 0) first.push_back(setting_of({}, request.memory_fraction));
   (void)stage(first);
   if (tried.empty()) throw interrupted_error();  // stopped before the first replay ended
-  const auto values = option_values(demand);
+  auto values = option_values(demand);
+  // From 2.10 a fraction of 1.0 arms no collection: garbage_collection_threshold is tried only
+  // under the program's own fraction below 1.0.
+  std::string gc_not_tried;
+  if (release.fraction_one_is_unlimited() &&
+      !(request.memory_fraction && *request.memory_fraction < 1.0) &&
+      !(in_use.memory_fraction && *in_use.memory_fraction < 1.0)) {
+    values.erase(option::gc);
+    gc_not_tried = fmt::format(
+        "garbage_collection_threshold not tried: PyTorch {} arms it only under a memory fraction "
+        "below 1.0 (give --memory-fraction as the program sets it)",
+        release.to_string());
+    s.progress(gc_not_tried);
+  }
   // One option changed at a time from the setting in use.
   std::vector<setting> singles;
   for (const auto& [o, texts] : values) {
@@ -716,6 +729,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
                                 {"event", facts.oom_event_index}};
   }
   if (!facts.notes.empty()) t.inputs["notes"] = facts.notes;
+  if (!gc_not_tried.empty()) t.inputs["not_tried"] = gc_not_tried;
   const bool engine_says_ok = !confirmed.empty() && confirmed.front().meets_goal;
   t.goal_met = engine_says_ok;
   const std::string backend_note =

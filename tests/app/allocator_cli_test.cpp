@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
+#include "test_paths.hpp"
 
 namespace fs = std::filesystem;
 using pinbench::testing::fresh_dir;
@@ -135,4 +136,95 @@ TEST_CASE("list shows the allocator kind and its scenarios", "[app][allocator]")
   for (const char* name : {"allocator-caching-vs-raw", "allocator-empty-cache",
                            "allocator-fragmentation", "allocator-hot-path"})
     CHECK(o.out.find(std::string("builtin:") + name) != std::string::npos);
+}
+
+TEST_CASE("run --snapshot FILE.pickle writes the replay as PyTorch pickles a snapshot, which "
+          "replays to PyTorch's decisions again",
+          "[app][allocator][recording]") {
+  const fs::path dir = fresh_dir("snap-pickle");
+  const std::string fixture =
+      pinbench::testing::source_dir() + "/tests/data/traces/snapshot-start-state.pickle";
+  const fs::path scenario = dir / "s.json";
+  std::ofstream(scenario) << nlohmann::json{
+      {"schema", "pinbench.scenario/1"},
+      {"name", "replay"},
+      {"kind", "allocator"},
+      {"params",
+       {{"workload", "trace"},
+        {"trace_file", fixture},
+        {"config", "snapshot"},
+        {"device_memory", "8GiB"}}},
+      {"sampling", {{"warmup", 0}, {"min_samples", 1}, {"max_samples", 1}}}}
+                                 .dump();
+  const std::string pickle = (dir / "replay.pickle").string();
+  const std::string out = (dir / "r.json").string();
+  const auto o = run_pinbench("run " + scenario.string() + " --backend host --quiet --snapshot " +
+                              pickle + " --out " + out);
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  // The table says how the replay checked itself.
+  CHECK(o.out.find("against PyTorch: default: PyTorch's 2 cudaMalloc/cudaFree decisions "
+                   "reproduced exactly") != std::string::npos);
+  std::ifstream rin(out);
+  const auto r = nlohmann::json::parse(rin);
+  const auto& d = r["scenarios"][0]["cases"][0]["info"]["pytorch_decisions"];
+  CHECK(d["reproduced"] == true);
+  CHECK(d["identical"] == 2);
+  CHECK(d["start_state"]["segments"] == 2);
+
+  // The pickle read back: its own trace, replayed under its own settings, makes the same
+  // decisions; it starts where the fixture started (the start state is its segments, not
+  // trace entries).
+  {
+    std::ifstream in(pickle, std::ios::binary);
+    CHECK(in.get() == 0x80);
+  }
+  const fs::path again = dir / "again.json";
+  std::ofstream(again) << nlohmann::json{
+      {"schema", "pinbench.scenario/1"},
+      {"name", "again"},
+      {"kind", "allocator"},
+      {"params",
+       {{"workload", "trace"},
+        {"trace_file", pickle},
+        {"config", "snapshot"},
+        {"device_memory", "8GiB"}}},
+      {"sampling", {{"warmup", 0}, {"min_samples", 1}, {"max_samples", 1}}}}
+                              .dump();
+  const std::string out2 = (dir / "r2.json").string();
+  const auto o2 = run_pinbench("run " + again.string() + " --backend host --quiet --out " + out2);
+  INFO(o2.err);
+  REQUIRE(o2.code == 0);
+  std::ifstream r2in(out2);
+  const auto r2 = nlohmann::json::parse(r2in);
+  const auto& d2 = r2["scenarios"][0]["cases"][0]["info"]["pytorch_decisions"];
+  CHECK(d2["reproduced"] == true);
+  CHECK(d2["pytorch"] == 2);
+  CHECK(d2["start_state"]["segments"] == 2);
+
+  // A pickle holds one case: a run of two is refused before anything runs.
+  const auto two = run_pinbench("run builtin:allocator-caching-vs-raw --snapshot " +
+                                (dir / "two.pickle").string() + k_fast_allocator);
+  CHECK(two.code == 2);
+  CHECK(two.err.find("is a pickle, which holds one case's snapshot") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "two.pickle"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the pytorch param picks a release's rules, checked when the scenario loads",
+          "[app][allocator][pytorch]") {
+  const auto bad = run_pinbench("validate builtin:allocator-caching-vs-raw --set pytorch=1.13");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("pytorch=1.13: expected a PyTorch release of 2.0 or later") !=
+        std::string::npos);
+  // A key of a later release is refused under an earlier one.
+  const auto early = run_pinbench(
+      "validate builtin:allocator-caching-vs-raw --set pytorch=2.5 "
+      "--set config=max_non_split_rounding_mb:64");
+  CHECK(early.code == 2);
+  CHECK(early.err.find("is not an option of PyTorch 2.5 (it came in 2.6)") != std::string::npos);
+  const auto ok = run_pinbench(
+      "validate builtin:allocator-caching-vs-raw --set pytorch=2.6 "
+      "--set config=max_non_split_rounding_mb:64");
+  CHECK(ok.code == 0);
 }

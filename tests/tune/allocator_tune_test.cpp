@@ -291,3 +291,69 @@ TEST_CASE("tune allocator: bad input is exit 2 naming the option or file", "[tun
 }
 
 }  // namespace pinbench::allocator_tune_test
+
+namespace pinbench::allocator_tune_test {
+
+TEST_CASE("tune allocator: a snapshot's replay checks itself, and says so before the answer",
+          "[tune][recording]") {
+  const scratch_dir dir("tune-alloc-self-check");
+  const auto text = run_cli_in_process(
+      {"tune", "allocator", training_snapshot(), "--backend", "host", "--jobs", "1"}, dir.path());
+  INFO(text.err);
+  REQUIRE(text.code == 0);
+  const std::string line = "your settings, replayed: PyTorch's 224 cudaMalloc/cudaFree decisions "
+                           "reproduced exactly\n";
+  const auto at = text.out.find(line);
+  REQUIRE(at != std::string::npos);
+  CHECK(at < text.out.find("verdict: "));
+  CHECK(last_line(text.out).rfind("export PYTORCH_CUDA_ALLOC_CONF=", 0) == 0);
+}
+
+TEST_CASE("tune allocator: the device whose trace has the OOM, without --device",
+          "[tune][recording]") {
+  const scratch_dir dir("tune-alloc-devices");
+  const std::string snapshot =
+      testing::source_dir() + "/tests/data/traces/snapshot-devices.pickle";
+  const auto tuned = run_cli_in_process({"tune", "allocator", snapshot, "--backend", "host", "-q",
+                                         "--format", "json", "--jobs", "1"},
+                                        dir.path());
+  INFO(tuned.err);
+  // 600 MiB asked with 100 MiB live on a 300 MiB device: no setting can (exit 1), but it is
+  // device 1's OOM that was replayed, on the capacity its OOM shows.
+  REQUIRE(tuned.code == 1);
+  const auto t = nlohmann::json::parse(tuned.out).at("tune");
+  CHECK(t.at("inputs").at("device") == 1);
+  CHECK(t.at("inputs").at("device_from") == "the device whose trace has the OOM, of 2");
+  CHECK(t.at("inputs").at("capacity") == 300ull << 20);
+  CHECK(t.at("self_check") == "your settings, replayed: PyTorch's 1 cudaMalloc/cudaFree "
+                              "decision reproduced exactly");
+  // --device still chooses.
+  const auto zero = run_cli_in_process({"tune", "allocator", snapshot, "--device", "0",
+                                        "--capacity", "1GiB", "--backend", "host", "-q",
+                                        "--format", "json", "--jobs", "1"},
+                                       dir.path());
+  INFO(zero.err);
+  REQUIRE(zero.code == 0);
+  CHECK(nlohmann::json::parse(zero.out).at("tune").at("inputs").at("device") == 0);
+}
+
+TEST_CASE("tune allocator: --pytorch chooses the release's rules, and is checked",
+          "[tune][recording]") {
+  const scratch_dir dir("tune-alloc-pytorch");
+  const auto tuned = run_cli_in_process({"tune", "allocator", training_snapshot(), "--pytorch",
+                                         "2.4", "--backend", "host", "-q", "--format", "json",
+                                         "--jobs", "1"},
+                                        dir.path());
+  INFO(tuned.err);
+  REQUIRE(tuned.code == 0);
+  const auto t = nlohmann::json::parse(tuned.out).at("tune");
+  CHECK(t.at("inputs").at("pytorch") == "2.4");
+  CHECK(t.at("inputs").at("pytorch_from") == "--pytorch");
+  const auto bad = run_cli_in_process(
+      {"tune", "allocator", training_snapshot(), "--pytorch", "1.13", "--backend", "host", "-q"},
+      dir.path());
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("--pytorch: expected a PyTorch release of 2.0 or later") != std::string::npos);
+}
+
+}  // namespace pinbench::allocator_tune_test

@@ -789,7 +789,12 @@ class allocator_engine final : public measure::engine {
       s.release_from = fmt::format("the snapshot's format: PyTorch {} ({})",
                                    facts->format->releases(), facts->format->evidence);
     }
-    s.conf = config_for(p, release, source);
+    if (p.config_text == "snapshot") {
+      s.conf = facts && facts->settings ? *facts->settings : alloc::config{};
+      s.conf.release = release;
+    } else {
+      s.conf = config_for(p, release, source);
+    }
     s.trace = {.device = p.trace_device, .recorded_settings = s.conf};
     if (!facts) return s;
     s.recorded = std::make_shared<alloc::torch_snapshot_facts>(*facts);
@@ -821,11 +826,14 @@ class allocator_engine final : public measure::engine {
         p.device_memory != 0 ? p.device_memory : dev.device_memory().total_bytes;
     nlohmann::json out = nlohmann::json::array();
     for (const auto release : alloc::distinct_rule_sets()) {
-      alloc::config conf;
-      try {
-        conf = config_for(p, release, {});
-      } catch (const input_error&) {
-        continue;  // the config is not one this release reads
+      alloc::config conf = setup.conf;  // a snapshot's own settings are a table: any release
+      conf.release = release;
+      if (p.config_text != "snapshot") {
+        try {
+          conf = config_for(p, release, {});
+        } catch (const input_error&) {
+          continue;  // the config is not one this release reads
+        }
       }
       const auto outcome =
           alloc::replay(trace, conf, capacity, p.memory_fraction, alloc::follow_pytorch::yes);

@@ -22,7 +22,7 @@ using nlohmann::json;
 // starts.
 std::string config_problem(const json& v) {
   const auto& text = v.get_ref<const std::string&>();
-  if (text == "env") return {};
+  if (text == "env" || text == "snapshot") return {};
   try {
     (void)alloc::parse_config(text, {}, {});
   } catch (const input_error& e) {
@@ -37,7 +37,9 @@ kind_spec describe() {
   param_spec config =
       text("config", "",
            "caching allocator options in PYTORCH_CUDA_ALLOC_CONF syntax (\"max_split_size_mb:128,"
-           "expandable_segments:True\"); \"env\" reads PYTORCH_CUDA_ALLOC_CONF at run time");
+           "expandable_segments:True\"); \"env\" reads PYTORCH_CUDA_ALLOC_CONF at run time; "
+           "\"snapshot\" takes a PyTorch snapshot's allocator_settings (PyTorch's defaults when "
+           "it has none)");
   config.check = config_problem;
   param_spec pytorch =
       text("pytorch", "",

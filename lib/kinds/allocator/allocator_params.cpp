@@ -20,7 +20,7 @@ std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p
   if (const auto release = p.at("pytorch").get<std::string>(); !release.empty())
     a->pytorch = alloc::parse_pytorch_release(release, source, "params.pytorch");
   a->config_text = p.at("config").get<std::string>();
-  if (a->config_text != "env")
+  if (a->config_text != "env" && a->config_text != "snapshot")
     a->config = alloc::parse_config(a->config_text, source, "params.config",
                                     a->pytorch.value_or(alloc::pytorch_release::newest()));
   a->device_memory = p.at("device_memory").get<std::uint64_t>();

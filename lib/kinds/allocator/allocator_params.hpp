@@ -46,8 +46,9 @@ struct allocator_params final : measure::case_params {
   workload_kind workload = workload_choice.default_value();
   std::string trace_file;  ///< resolved against the scenario's folder
   int trace_device = 0;    ///< a snapshot pickle's device_traces entry replayed
-  /// The caching allocator's options as written ("env": PYTORCH_CUDA_ALLOC_CONF at the case),
-  /// and parsed by the `pytorch` release's rules (none for "env").
+  /// The caching allocator's options as written ("env": PYTORCH_CUDA_ALLOC_CONF at the case;
+  /// "snapshot": the allocator_settings of the snapshot replayed), and parsed by the `pytorch`
+  /// release's rules (none for "env" and "snapshot").
   std::string config_text;
   std::optional<alloc::config> config;
   /// The PyTorch release whose rules decide; none: the newest, or for a snapshot the newest
