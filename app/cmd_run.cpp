@@ -156,8 +156,10 @@ runner add_run(CLI::App& app) {
                   "Host backend: emulated device memory (default: half of host memory)")
       ->type_name("SIZE");
   sub->add_option("--snapshot", a->snapshot,
-                  "Allocator cases: write a memory snapshot (torch.cuda.memory._snapshot() "
-                  "structure, taken at peak reserved memory) of each case to this JSON file")
+                  "Allocator cases: write each case's memory snapshot, taken at the end of its "
+                  "workload with the whole trace, to this JSON file (torch.cuda.memory._snapshot() "
+                  "structure); FILE.pickle: the one case's, as PyTorch pickles it, for its memory "
+                  "viewer")
       ->type_name("FILE");
   sub->add_option("--host-fault", a->host_faults,
                   "Host backend fault switch, to see how a run copes (repeatable): "

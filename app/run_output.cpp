@@ -12,7 +12,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/pickle.hpp"
-#include "kinds/allocator/snapshot_json.hpp"
+#include "kinds/registry.hpp"
 #include "report/report.hpp"
 #include "result/result_io.hpp"
 #include "run/runner.hpp"
@@ -60,15 +60,19 @@ std::string render(const result::run_result& r, const std::string& format) {
 // .pickle the one case's, in the form PyTorch's memory viewer opens.
 std::size_t write_snapshots(const result::run_result& r, const std::string& path) {
   nlohmann::json cases = nlohmann::json::array();
+  const kinds::kind_spec* kind_of_first = nullptr;
   for (const auto& s : r.scenarios)
     for (const auto& c : s.cases)
-      if (!c.snapshot.is_null())
+      if (!c.snapshot.is_null()) {
+        if (cases.empty()) kind_of_first = kinds::find(s.kind);
         cases.push_back({{"scenario", s.name}, {"case", c.id}, {"snapshot", c.snapshot}});
+      }
   const std::size_t n = cases.size();
   if (snapshot_as_pickle(path)) {
     if (n == 0) return 0;
-    write_file_atomic(path,
-                      write_pickle(kinds::allocator::torch_pickle_form(cases[0]["snapshot"])));
+    if (kind_of_first == nullptr || !kind_of_first->viewer_snapshot)
+      throw input_error({}, "--snapshot", "expected a .json file: this case's kind has no viewer's form to pickle");
+    write_file_atomic(path, write_pickle(kind_of_first->viewer_snapshot(cases[0]["snapshot"])));
     return n;
   }
   const nlohmann::json doc{{"schema", "pinbench.snapshots/1"}, {"cases", std::move(cases)}};

@@ -16,7 +16,25 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace pinbench::testing {
+
+/// An allocator scenario that replays `trace_file` once (one untimed-enough sample): the
+/// document, to be written where a test wants it.
+inline nlohmann::json trace_replay_scenario(const std::string& name, const std::string& trace_file,
+                                            const std::string& config,
+                                            const std::string& device_memory) {
+  return {{"schema", "pinbench.scenario/1"},
+          {"name", name},
+          {"kind", "allocator"},
+          {"params",
+           {{"workload", "trace"},
+            {"trace_file", trace_file},
+            {"config", config},
+            {"device_memory", device_memory}}},
+          {"sampling", {{"warmup", 0}, {"min_samples", 1}, {"max_samples", 1}}}};
+}
 
 /// A file's bytes as a string ("" when it cannot be read).
 inline std::string read_text(const std::filesystem::path& p) {

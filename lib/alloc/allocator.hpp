@@ -150,7 +150,10 @@ class device_allocator {
 
   [[nodiscard]] virtual memory_stats stats() const = 0;
   virtual void reset_peak_stats() = 0;
-  [[nodiscard]] virtual snapshot take_snapshot() const = 0;
+  /// The segments and blocks now, with the trace recorded so far (torch.cuda.memory._snapshot).
+  [[nodiscard]] snapshot take_snapshot() const { return snapshot_of(true); }
+  /// The segments and blocks alone: no copy of the trace (a map taken at every new peak).
+  [[nodiscard]] snapshot take_segments() const { return snapshot_of(false); }
   /// Records trace entries from now on (at most max_entries, oldest dropped), or stops.
   virtual void record_history(bool enabled, std::size_t max_entries = 100000) = 0;
 
@@ -161,6 +164,9 @@ class device_allocator {
   /// offsets; the others, which cache nothing, allocate the live blocks.
   /// Throws oom_error when the start state does not fit the device.
   [[nodiscard]] virtual std::vector<void*> adopt(const start_state& start);
+
+ protected:
+  [[nodiscard]] virtual snapshot snapshot_of(bool with_trace) const = 0;
 };
 
 /// PyTorch's native caching allocator (docs/architecture.md, "Caching allocator semantics").

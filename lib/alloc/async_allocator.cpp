@@ -117,7 +117,9 @@ class async_allocator final : public device_allocator {
     dev_.reset_async_pool_peaks();
   }
 
-  [[nodiscard]] snapshot take_snapshot() const override { return live_.take_snapshot(history_); }
+  [[nodiscard]] snapshot snapshot_of(bool with_trace) const override {
+    return live_.take_snapshot(with_trace ? &history_ : nullptr);
+  }
 
   void record_history(bool enabled, std::size_t max_entries) override {
     history_.set(enabled, max_entries);

@@ -292,7 +292,7 @@ class caching_allocator final : public device_allocator {
 
   void reset_peak_stats() override { stats_.reset_peaks(); }
 
-  [[nodiscard]] snapshot take_snapshot() const override;
+  [[nodiscard]] snapshot snapshot_of(bool with_trace) const override;
 
   void record_history(bool enabled, std::size_t max_entries) override {
     history_.set(enabled, max_entries);
@@ -835,7 +835,8 @@ class caching_allocator final : public device_allocator {
   [[noreturn]] void start_does_not_fit(const start_state& start) const {
     throw input_error(fmt::format(
         "the recorded start state holds {} reserved ({} live), more than the device's {} can "
-        "take: give the replay the GPU's memory",
+        "take: give the replay the GPU's memory (tune allocator's --capacity, an allocator "
+        "case's device_memory)",
         format_bytes(start.reserved_bytes()), format_bytes(start.live_bytes()),
         format_bytes(up_.capacity())));
   }
@@ -995,7 +996,7 @@ std::vector<void*> caching_allocator::adopt(const start_state& start) {
   return out;
 }
 
-snapshot caching_allocator::take_snapshot() const {
+snapshot caching_allocator::snapshot_of(bool with_trace) const {
   snapshot out;
   std::vector<const block*> all;
   all.reserve(small_.blocks.size() + large_.blocks.size() + active_.size());
@@ -1029,7 +1030,7 @@ snapshot caching_allocator::take_snapshot() const {
   }
   std::sort(out.segments.begin(), out.segments.end(),
             [](const segment_info& a, const segment_info& b) { return a.address < b.address; });
-  out.trace = history_.entries();
+  if (with_trace) out.trace = history_.entries();
   return out;
 }
 

@@ -321,13 +321,25 @@ std::size_t config::divisions_for(std::size_t bytes) const {
   return roundup_power2_divisions[std::min(b, roundup_power2_divisions.size() - 1)];
 }
 
+std::string unsupported_by(const config& c, pytorch_release release) {
+  const auto missing = [&](const char* key) -> std::string {
+    const auto since = first_release_of(key);
+    return since && release < *since ? std::string(key) + " came in PyTorch " + since->to_string()
+                                     : std::string();
+  };
+  std::string why;
+  if (c.expandable_segments) why = missing("expandable_segments");
+  if (why.empty() && c.max_non_split_rounding_bytes) why = missing("max_non_split_rounding_mb");
+  if (why.empty() && c.per_process_memory_fraction) why = missing("per_process_memory_fraction");
+  return why;
+}
+
 bool same_options(const config& a, const config& b) {
   return a.max_split_size_bytes == b.max_split_size_bytes &&
          a.roundup_power2_divisions == b.roundup_power2_divisions &&
          a.garbage_collection_threshold == b.garbage_collection_threshold &&
          a.expandable_segments == b.expandable_segments &&
-         a.max_non_split_rounding_bytes == b.max_non_split_rounding_bytes &&
-         a.per_process_memory_fraction == b.per_process_memory_fraction;
+         a.max_non_split_rounding_bytes == b.max_non_split_rounding_bytes;
 }
 
 std::string config::to_string() const {

@@ -35,7 +35,13 @@ struct config {
   [[nodiscard]] std::size_t divisions_for(std::size_t bytes) const;
 };
 
-/// The same options (the release aside): the allocator decides alike under both.
+/// "" when every option `c` sets exists in `release`; else which one does not ("expandable_segments
+/// came in PyTorch 2.1"), for a config made otherwise than by parsing (a snapshot's settings).
+[[nodiscard]] std::string unsupported_by(const config& c, pytorch_release release);
+
+/// The same options, the release and per_process_memory_fraction aside (a fraction is the
+/// program's whether it is set by this option or by set_per_process_memory_fraction: compare
+/// the one in effect).
 [[nodiscard]] bool same_options(const config& a, const config& b);
 
 /// Parses "key:value,key:value" by `release`'s rules. Keys: max_split_size_mb (integer > 20,

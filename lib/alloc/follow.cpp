@@ -52,6 +52,18 @@ decision_follower::decision_follower(const recording& rec, std::uint64_t capacit
       highest = std::max(highest, d.decision.address + d.decision.size);
   for (const auto base : rec.reservation_bases) highest = std::max(highest, base);
   next_fresh_ = following::round_up(highest, following::kGranule) + following::kFreshGap;
+  // PyTorch's reserved memory over its recording, for the check to compare with the device.
+  std::uint64_t reserved = rec.start.reserved_bytes();
+  pytorch_peak_reserved_ = reserved;
+  for (const auto& d : rec.decisions) {
+    const auto k = d.decision.kind;
+    if (k == decision_kind::segment_alloc || k == decision_kind::segment_map) {
+      reserved += d.decision.size;
+    } else if (following::is_release(k)) {
+      reserved -= std::min(reserved, d.decision.size);
+    }
+    pytorch_peak_reserved_ = std::max(pytorch_peak_reserved_, reserved);
+  }
 }
 
 void decision_follower::at_event(std::uint64_t index) noexcept {
@@ -64,12 +76,18 @@ const recorded_decision* decision_follower::expected() const noexcept {
   return &rec_.decisions[cursor_];
 }
 
-bool decision_follower::fail_as_pytorch() noexcept {
+bool decision_follower::fail_as_pytorch(std::uint64_t bytes) noexcept {
   if (adopting_) return false;
   const recorded_decision* e = expected();
-  if (e == nullptr || !(following::is_release(e->decision.kind) || e->decision.kind == decision_kind::oom))
+  // Only for the event PyTorch released (or ran out) at: a request PyTorch served without a
+  // device call is a difference, not a failure.
+  if (e == nullptr || e->event != event_ ||
+      !(following::is_release(e->decision.kind) || e->decision.kind == decision_kind::oom))
     return false;
   ++forced_failures_;
+  // PyTorch's device could not give this much more than it held: a bound on its memory.
+  const std::uint64_t bound = used_ + bytes - 1;
+  device_limit_ = device_limit_ ? std::min(*device_limit_, bound) : bound;
   return true;
 }
 
@@ -102,12 +120,13 @@ void* decision_follower::allocate(std::size_t bytes) {
     if (next_start_segment_ < segments.size() && segments[next_start_segment_].size == size)
       at = segments[next_start_segment_++].address;
   } else {
-    if (fail_as_pytorch()) return nullptr;
+    if (fail_as_pytorch(size)) return nullptr;
     if (const recorded_decision* e = expected();
         e != nullptr && e->decision.kind == decision_kind::segment_alloc && e->decision.size == size)
       at = e->decision.address;
   }
-  const std::uint64_t address = at && range_free(*at, size) ? *at : fresh(size);
+  std::uint64_t address = at && range_free(*at, size) ? *at : fresh(size);
+  while (!range_free(address, size)) address = fresh(size);
   segments_.emplace(address, size);
   used_ += size;
   return following::as_pointer(address);
@@ -140,19 +159,29 @@ void decision_follower::release_address(void* base, std::size_t /*bytes: known h
   const auto it = reservations_.find(following::as_address(base));
   if (it == reservations_.end())
     throw device_error(fmt::format("emulated device: {} is not a reserved address range", base));
-  // Pages still mapped go with the range.
-  const std::uint64_t end = it->first + it->second;
-  for (auto page = mapped_.lower_bound(it->first); page != mapped_.end() && page->first < end;) {
-    used_ -= page->second;
+  // Pages still mapped go with the range: its own, not another's that its extent, sized for
+  // this device rather than PyTorch's, may reach over.
+  for (auto page = mapped_.lower_bound(it->first); page != mapped_.end();) {
+    if (page->second.owner != it->first) {
+      ++page;
+      continue;
+    }
+    used_ -= page->second.bytes;
     page = mapped_.erase(page);
   }
   reservations_.erase(it);
 }
 
 bool decision_follower::map(void* addr, std::size_t bytes) {
-  if (fail_as_pytorch()) return false;
+  if (fail_as_pytorch(bytes)) return false;
   if (bytes > capacity_ - used_) return false;
-  if (!mapped_.emplace(following::as_address(addr), bytes).second)
+  // A page is its reservation's: the one of the highest base at or below it.
+  const std::uint64_t a = following::as_address(addr);
+  auto owner = reservations_.upper_bound(a);
+  if (owner == reservations_.begin())
+    throw device_error(fmt::format("emulated device: {} is not inside a reserved range", addr));
+  --owner;
+  if (!mapped_.emplace(a, mapped_page{bytes, owner->first}).second)
     throw device_error(fmt::format("emulated device: {} is mapped already", addr));
   used_ += bytes;
   return true;
@@ -162,7 +191,7 @@ void decision_follower::unmap(void* addr, std::size_t /*bytes: known here*/) {
   const auto it = mapped_.find(following::as_address(addr));
   if (it == mapped_.end())
     throw device_error(fmt::format("emulated device: {} is not mapped", addr));
-  used_ -= it->second;
+  used_ -= it->second.bytes;
   mapped_.erase(it);
 }
 
@@ -198,7 +227,9 @@ void decision_follower::on_decision(const allocator_decision& d) {
   }
   const allocator_decision& theirs = e->decision;
   // An oom entry's address holds the device's free memory, not a place: it is not compared.
-  const bool same = theirs.kind == d.kind && theirs.size == d.size && theirs.stream == d.stream &&
+  // Made for another event is another decision, whatever it looks like.
+  const bool same = e->event == event_ && theirs.kind == d.kind && theirs.size == d.size &&
+                    theirs.stream == d.stream &&
                     (d.kind == decision_kind::oom || theirs.address == d.address);
   if (!same) {
     diverge(d);
@@ -215,13 +246,11 @@ decision_check decision_follower::check() const {
   c.identical = identical_;
   c.first = first_;
   c.first_placement = first_placement_;
-  if (follow_ && !c.first) {
-    // PyTorch went on where the replay stopped: its next call is the difference.
-    const auto rest = std::find_if(rec_.decisions.begin() + static_cast<std::ptrdiff_t>(cursor_),
-                                   rec_.decisions.end(), [](const recorded_decision& r) {
-                                     return is_device_call(r.decision.kind);
-                                   });
-    if (rest != rec_.decisions.end()) {
+  if (follow_ && !c.first && cursor_ < rec_.decisions.size()) {
+    // PyTorch went on where the replay stopped: its next decision (an oom too) is the
+    // difference.
+    const auto rest = rec_.decisions.begin() + static_cast<std::ptrdiff_t>(cursor_);
+    {
       divergence d;
       d.device = rec_.device;
       d.index = identical_;
@@ -233,6 +262,9 @@ decision_check decision_follower::check() const {
   }
   c.empty_cache_calls = rec_.empty_cache_calls;
   c.forced_failures = forced_failures_;
+  c.pytorch_peak_reserved = pytorch_peak_reserved_;
+  c.device_bytes = capacity_;
+  c.device_limit = device_limit_;
   c.start_segments = rec_.start.segments.size();
   c.start_blocks = rec_.start.live_blocks();
   return c;

@@ -56,7 +56,7 @@ class decision_follower final : public upstream, public decision_observer {
   [[nodiscard]] const recorded_decision* expected() const noexcept;
   /// True when PyTorch's next step was a release or an out-of-memory error where the replay
   /// now asks the device for memory: that cudaMalloc fails, as PyTorch's did.
-  [[nodiscard]] bool fail_as_pytorch() noexcept;
+  [[nodiscard]] bool fail_as_pytorch(std::uint64_t bytes) noexcept;
   void diverge(std::optional<allocator_decision> ours);
   [[nodiscard]] std::uint64_t fresh(std::uint64_t bytes);
   [[nodiscard]] bool range_free(std::uint64_t address, std::uint64_t bytes) const;
@@ -76,13 +76,18 @@ class decision_follower final : public upstream, public decision_observer {
   std::size_t cursor_ = 0;  // PyTorch's next decision (oom entries included)
   std::uint64_t event_ = 0;
   std::uint64_t replayed_ = 0, identical_ = 0, forced_failures_ = 0;
+  std::uint64_t pytorch_peak_reserved_ = 0;
+  std::optional<std::uint64_t> device_limit_;  // from the cudaMalloc calls failed as PyTorch's
   std::optional<divergence> first_;
   std::optional<placement_difference> first_placement_;
 
   std::uint64_t next_fresh_ = 0;
   std::map<std::uint64_t, std::uint64_t> segments_;      // address -> bytes (cudaMalloc)
   std::map<std::uint64_t, std::uint64_t> reservations_;  // base -> bytes
-  std::map<std::uint64_t, std::uint64_t> mapped_;        // page address -> bytes
+  struct mapped_page {
+    std::uint64_t bytes, owner;  // owner: its reservation's base
+  };
+  std::map<std::uint64_t, mapped_page> mapped_;  // page address -> its bytes and reservation
 };
 
 }  // namespace pinbench::alloc

@@ -29,13 +29,13 @@ live_allocations::const_iterator live_allocations::find_live(const void* ptr) co
   return it;
 }
 
-snapshot live_allocations::take_snapshot(const history& events) const {
+snapshot live_allocations::take_snapshot(const history* events) const {
   snapshot out;
   out.segments.reserve(table_.size());
   for (const auto& [address, a] : table_) out.segments.push_back(one_block_segment(address, a));
   std::sort(out.segments.begin(), out.segments.end(),
             [](const segment_info& x, const segment_info& y) { return x.address < y.address; });
-  out.trace = events.entries();
+  if (events != nullptr) out.trace = events->entries();
   return out;
 }
 

@@ -40,8 +40,8 @@ class live_allocations {
   [[nodiscard]] const_iterator end() const noexcept { return table_.end(); }
 
   /// torch.cuda.memory._snapshot() of these allocations (one segment each, in address order)
-  /// with the trace that `events` holds.
-  [[nodiscard]] snapshot take_snapshot(const history& events) const;
+  /// with the trace that `events` holds (none: the segments alone).
+  [[nodiscard]] snapshot take_snapshot(const history* events) const;
 
  private:
   table table_;

@@ -18,7 +18,10 @@ struct pytorch_release {
   [[nodiscard]] constexpr bool at_least(int ma, int mi) const noexcept {
     return major > ma || (major == ma && minor >= mi);
   }
-  [[nodiscard]] constexpr auto operator<=>(const pytorch_release&) const = default;
+  [[nodiscard]] constexpr bool operator==(const pytorch_release&) const = default;
+  [[nodiscard]] constexpr bool operator<(const pytorch_release& o) const noexcept {
+    return major != o.major ? major < o.major : minor < o.minor;
+  }
   /// "2.6"
   [[nodiscard]] std::string to_string() const;
 

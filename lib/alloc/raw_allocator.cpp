@@ -80,7 +80,9 @@ class raw_allocator final : public device_allocator {
 
   void reset_peak_stats() override { stats_.reset_peaks(); }
 
-  [[nodiscard]] snapshot take_snapshot() const override { return live_.take_snapshot(history_); }
+  [[nodiscard]] snapshot snapshot_of(bool with_trace) const override {
+    return live_.take_snapshot(with_trace ? &history_ : nullptr);
+  }
 
   void record_history(bool enabled, std::size_t max_entries) override {
     history_.set(enabled, max_entries);

@@ -39,6 +39,12 @@ std::size_t start_state::live_blocks() const noexcept {
   return n;
 }
 
+std::string recording::where(std::uint64_t event) const {
+  if (event < entries.size())
+    return fmt::format("events[{}] (device_traces[{}][{}])", event, device, entries[event]);
+  return fmt::format("events[{}]", event);
+}
+
 std::uint64_t recording::device_calls() const noexcept {
   return static_cast<std::uint64_t>(
       std::count_if(decisions.begin(), decisions.end(),
@@ -89,6 +95,10 @@ std::string decision_check::summary() const {
     how.push_back(fmt::format("{} cudaMalloc failure{} where PyTorch's failed", forced_failures,
                               forced_failures == 1 ? "" : "s"));
   for (std::size_t i = 0; i < how.size(); ++i) text += (i == 0 ? "; " : ", ") + how[i];
+  if (!reproduced() && device_bytes < pytorch_peak_reserved)
+    text += fmt::format(". The replay's device of {} is smaller than the {} PyTorch reserved: it "
+                        "cannot follow PyTorch that far (give the GPU's memory)",
+                        format_bytes(device_bytes), format_bytes(pytorch_peak_reserved));
   return text;
 }
 

@@ -90,6 +90,10 @@ struct recording {
   /// Expandable segments reserved after the recording began: their bases, in the order the
   /// trace first maps into them (the replay reserves them in the same order).
   std::vector<std::uint64_t> reservation_bases;
+  /// Per event: the trace entry it comes from (device_traces[device][entry]).
+  std::vector<std::uint64_t> entries;
+  /// "events[12] (device_traces[0][40])": where an event is, in the replay and in the snapshot.
+  [[nodiscard]] std::string where(std::uint64_t event) const;
   /// Per event: the address PyTorch's block got, for an allocation (0 for other events, and
   /// for an oom's allocation, which PyTorch never made).
   std::vector<std::uint64_t> placements;
@@ -131,6 +135,12 @@ struct decision_check {
   std::uint64_t empty_cache_calls = 0;  ///< releases taken from the trace as empty_cache()
   std::uint64_t forced_failures = 0;    ///< cudaMalloc failed as PyTorch's did, for its retry
   std::uint64_t start_segments = 0, start_blocks = 0;
+  /// The most PyTorch had reserved (the start state, then its decisions), and the replay's
+  /// device: a device smaller than that cannot follow PyTorch past it.
+  std::uint64_t pytorch_peak_reserved = 0, device_bytes = 0;
+  /// What PyTorch's failed cudaMalloc calls show of its device: the least, over them, of the
+  /// memory reserved then plus the size asked for, less one byte. None without a failure.
+  std::optional<std::uint64_t> device_limit;
   [[nodiscard]] bool reproduced() const noexcept { return !first && identical == pytorch; }
   /// "PyTorch's 461 cudaMalloc/cudaFree decisions reproduced exactly", or the count and the
   /// first divergence.

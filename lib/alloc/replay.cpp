@@ -11,6 +11,21 @@
 
 namespace pinbench::alloc {
 
+void adopt_start(device_allocator& allocator, const recording& rec,
+                 std::unordered_map<std::uint64_t, void*>& live, std::vector<void*>& kept) {
+  if (rec.start.empty()) return;
+  const std::vector<void*> adopted = allocator.adopt(rec.start);
+  std::size_t k = 0;
+  for (const auto& seg : rec.start.segments)
+    for (const auto& b : seg.live) {
+      if (b.id != 0)
+        live.emplace(b.id, adopted[k]);
+      else
+        kept.push_back(adopted[k]);
+      ++k;
+    }
+}
+
 trace_events read_all(event_source& source) {
   trace_events out;
   event e;
@@ -38,17 +53,10 @@ replay_outcome replay(const trace_events& trace, const config& conf, std::uint64
   const auto allocator = make_caching_allocator(device, conf, memory_fraction,
                                                 checking ? follower.get() : nullptr);
   std::unordered_map<std::uint64_t, void*> live;
+  std::vector<void*> kept;  // the start state's blocks that are never freed
   std::unordered_set<std::uint64_t> failed;  // ids whose allocation ran out of memory
   live.reserve(1024);
-  if (trace.recorded && !trace.recorded->start.empty()) {
-    const std::vector<void*> adopted = allocator->adopt(trace.recorded->start);
-    std::size_t k = 0;
-    for (const auto& seg : trace.recorded->start.segments)
-      for (const auto& b : seg.live) {
-        if (b.id != 0) live.emplace(b.id, adopted[k]);
-        ++k;
-      }
-  }
+  if (trace.recorded) adopt_start(*allocator, *trace.recorded, live, kept);
   std::int64_t peak_reserved = -1;
   const auto& events = trace.events;
   for (std::uint64_t i = 0; i < events.size(); ++i) {

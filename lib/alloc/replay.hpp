@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "alloc/allocator.hpp"
@@ -41,6 +42,11 @@ struct replay_outcome {
   /// A replay that followed PyTorch's decisions: how far it reproduced them.
   std::optional<decision_check> check;
 };
+
+/// Takes over a recording's start state (device_allocator::adopt) and enters its live blocks
+/// under the ids the trace frees them with in `live`; those it never frees go to `kept`.
+void adopt_start(device_allocator& allocator, const recording& rec,
+                 std::unordered_map<std::uint64_t, void*>& live, std::vector<void*>& kept);
 
 /// Every event of a source, in order, and its recording (a trace is replayed many times: read
 /// it once).

@@ -54,10 +54,11 @@ struct segment_record {
 };
 
 struct device_records {
+  std::string source;  ///< the file, for errors
   int device = 0;
   std::vector<trace_record> trace;
   std::vector<segment_record> segments;  ///< this device's, in address order
-  /// The settings the program ran with (allocator_settings, else what the caller knows).
+  /// The settings the program ran with (allocator_settings, else PyTorch's defaults).
   config settings;
 };
 

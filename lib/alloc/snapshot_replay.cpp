@@ -10,6 +10,7 @@
 // split off.
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -17,6 +18,7 @@
 
 #include "alloc/allocator.hpp"
 #include "alloc/snapshot_records.hpp"
+#include "core/error.hpp"
 
 namespace pinbench::alloc::detail {
 
@@ -76,6 +78,14 @@ class range_set {
         break;
       }
     }
+  }
+
+  [[nodiscard]] bool empty() const noexcept { return ranges_.empty(); }
+
+  [[nodiscard]] bool overlaps(std::uint64_t from, std::uint64_t to) const {
+    auto it = ranges_.lower_bound(to);
+    if (it == ranges_.begin()) return false;
+    return std::prev(it)->second.end > from;
   }
 
   /// Neighbouring ranges of one stream as one (as PyTorch's snapshot shows them).
@@ -237,17 +247,22 @@ class planner {
     }
     for (auto& [address, piece] : whole) pieces_.push_back(std::move(piece));
     for (const auto& [start, r] : mapped.joined()) {
-      start_piece piece{.address = start, .size = r.end - start, .stream = r.stream,
-                        .expandable = true};
-      // The pool: the dump's segment_type where the range still shows, else its page size.
-      piece.small = piece.size % kLargePage != 0;
-      for (const auto& s : r_.segments)
-        if (s.expandable && s.small && s.address < r.end && s.address + s.size > start)
-          piece.small = *s.small;
-      pieces_.push_back(std::move(piece));
+      // Its pool is found with its reservation's (group_reservations).
+      pieces_.push_back({.address = start, .size = r.end - start, .stream = r.stream,
+                         .expandable = true});
     }
     std::sort(pieces_.begin(), pieces_.end(),
               [](const start_piece& a, const start_piece& b) { return a.address < b.address; });
+    for (std::size_t i = 1; i < pieces_.size(); ++i)
+      if (pieces_[i - 1].address + pieces_[i - 1].size > pieces_[i].address)
+        fail(fmt::format("the segments existing when the recording began overlap (the trace's "
+                         "segment entries and the dump's segments disagree): one at {:#x} of {} "
+                         "bytes, one at {:#x}",
+                         pieces_[i - 1].address, pieces_[i - 1].size, pieces_[i].address));
+  }
+
+  [[noreturn]] void fail(const std::string& message) const {
+    throw input_error(r_.source, at_, message);
   }
 
   start_piece* piece_holding(std::uint64_t address) {
@@ -315,80 +330,106 @@ class planner {
       const std::uint64_t rounded = caching_block_size(c.requested, r_.settings);
       std::uint64_t size = std::min(rounded, boundary - c.address);
       const std::uint64_t rest = boundary - c.address - size;
-      // Large pool: a remainder of 1 MiB or less is not split off, nor anything from an
-      // oversize block. The small pool and expandable segments split any remainder.
+      // Large pool: a remainder of 1 MiB or less is not split off, nor anything for an
+      // oversize request. The small pool and expandable segments split any remainder.
       if (!piece.small && !piece.expandable && (rounded >= max_split || rest <= kSmallSize))
         size += rest;
       c.size = size;
     }
   }
 
-  // Expandable segments: one reservation per stream and pool, its base the lowest address the
-  // snapshot shows for it. Reservations with a range mapped at the start are adopted; the
-  // others are reserved by the replay in the order the trace first maps into them.
+  // Expandable segments: PyTorch reserves an address range per stream and pool when it first
+  // maps into one, and gives it back when empty_cache() (or the retry path) leaves nothing of
+  // it mapped; the next map of that stream and pool reserves anew, often at the same address.
+  // The trace is walked forward with the reservations live at each point: those live at the
+  // start (their base the lowest address known of them) are adopted; each made during the trace
+  // is reserved again by the replay, in the same order, at its first map's address, its base.
+  //
+  // A map's pool is told by its size (a small request maps at most two 2 MiB pages, a large
+  // one whole 20 MiB pages); a range of the start state's by the dump's segment_type where it
+  // still shows, else by the first entry that maps or unmaps in it, else by its size.
   void group_reservations() {
-    struct member {
-      std::uint64_t address;
-      std::int64_t stream;
-      std::optional<bool> small;
-      std::optional<std::size_t> first_map;
-      start_piece* piece;
-    };
-    std::vector<member> members;
-    for (auto& p : pieces_)
-      if (p.expandable) members.push_back({p.address, p.stream, p.small, std::nullopt, &p});
-    for (const auto& s : r_.segments)
-      if (s.expandable) members.push_back({s.address, s.stream, s.small, std::nullopt, nullptr});
-    for (std::size_t i = 0; i < r_.trace.size(); ++i) {
-      const auto& e = r_.trace[i];
-      if (e.kind != entry_kind::segment_map && e.kind != entry_kind::segment_unmap) continue;
-      std::optional<bool> small;
-      if (e.size % kLargePage != 0) small = true;
-      members.push_back({e.address, e.stream, small,
-                         e.kind == entry_kind::segment_map ? std::optional<std::size_t>(i)
-                                                           : std::nullopt,
-                         nullptr});
-    }
-    if (members.empty()) return;
-    // Ranges whose pool is certain give each group its first base; an uncertain one joins the
-    // nearest group of its stream below it (large when there is none).
-    std::map<std::pair<std::int64_t, bool>, std::uint64_t> certain;
-    for (const auto& m : members) {
-      if (!m.small) continue;
-      auto [it, added] = certain.try_emplace({m.stream, *m.small}, m.address);
-      if (!added) it->second = std::min(it->second, m.address);
-    }
-    for (auto& m : members) {
-      if (m.small) continue;
-      std::optional<std::pair<bool, std::uint64_t>> best;
-      for (const auto& [key, base] : certain)
-        if (key.first == m.stream && base <= m.address && (!best || base > best->second))
-          best = {key.second, base};
-      m.small = best ? best->first : false;
-    }
-    struct group {
+    struct reservation {
       std::uint64_t base = UINT64_MAX;
-      bool at_start = false;
-      std::size_t first_map = SIZE_MAX;
+      range_set mapped;
+      std::vector<start_piece*> pieces;
     };
-    std::map<std::pair<std::int64_t, bool>, group> groups;
-    for (const auto& m : members) {
-      group& g = groups[{m.stream, *m.small}];
-      g.base = std::min(g.base, m.address);
-      if (m.piece != nullptr) g.at_start = true;
-      if (m.first_map) g.first_map = std::min(g.first_map, *m.first_map);
+    using key = std::pair<std::int64_t, bool>;  // stream, small pool
+    std::map<key, reservation> live;
+    for (auto& p : pieces_) {
+      if (!p.expandable) continue;
+      p.small = start_pool(p);
+      reservation& r = live[{p.stream, p.small}];
+      r.base = std::min(r.base, p.address);
+      r.mapped.add(p.address, p.address + p.size, p.stream);
+      r.pieces.push_back(&p);
     }
-    for (const auto& m : members) {
-      if (m.piece == nullptr) continue;
-      m.piece->small = *m.small;
-      reservation_of_[m.piece->address] = groups.at({m.stream, *m.small}).base;
+    std::vector<std::unique_ptr<reservation>> gone;  // kept for the start pieces' bases
+    for (const trace_record& e : r_.trace) {
+      if (e.kind == entry_kind::segment_map) {
+        const key k{e.stream, e.size % kLargePage != 0};
+        auto it = live.find(k);
+        if (it == live.end()) {
+          it = live.emplace(k, reservation{}).first;
+          it->second.base = e.address;
+          out_.recorded->reservation_bases.push_back(e.address);
+        } else if (!it->second.pieces.empty()) {
+          it->second.base = std::min(it->second.base, e.address);
+        }
+        it->second.mapped.add(e.address, e.address + e.size, e.stream);
+      } else if (e.kind == entry_kind::segment_unmap) {
+        for (const bool small : {false, true}) {
+          const auto it = live.find({e.stream, small});
+          if (it == live.end() || !it->second.mapped.overlaps(e.address, e.address + e.size))
+            continue;
+          it->second.mapped.remove(e.address, e.address + e.size);
+          if (it->second.mapped.empty()) {  // released with its last page
+            if (!it->second.pieces.empty())
+              gone.push_back(std::make_unique<reservation>(std::move(it->second)));
+            live.erase(it);
+          }
+          break;
+        }
+      }
     }
-    std::vector<const group*> later;
-    for (const auto& [key, g] : groups)
-      if (!g.at_start && g.first_map != SIZE_MAX) later.push_back(&g);
-    std::sort(later.begin(), later.end(),
-              [](const group* a, const group* b) { return a->first_map < b->first_map; });
-    for (const group* g : later) out_.recorded->reservation_bases.push_back(g->base);
+    const auto record = [&](const reservation& r) {
+      for (start_piece* p : r.pieces) reservation_of_[p->address] = r.base;
+    };
+    for (const auto& [k, r] : live) record(r);
+    for (const auto& r : gone) record(*r);
+    // PyTorch maps whole pages from its reservation's base.
+    for (const auto& p : pieces_) {
+      if (!p.expandable) continue;
+      const std::uint64_t page = p.small ? kSmallBuffer : kLargePage;
+      const std::uint64_t base = reservation_of_.at(p.address);
+      if ((p.address - base) % page != 0 || p.size % page != 0)
+        fail(fmt::format("an expandable range mapped when the recording began, at {:#x} of {} "
+                         "bytes, is not made of whole {} MiB pages from {:#x}",
+                         p.address, p.size, page >> 20, base));
+    }
+  }
+
+  // The pool of a range mapped when the recording began: the dump's segment_type; else what
+  // the first request made in it, or map into it, says (a request up to 1 MiB is the small
+  // pool's; a map's size as above); an unmap only by a size no large page makes; else its size.
+  [[nodiscard]] bool start_pool(const start_piece& p) const {
+    for (const auto& seg : r_.segments)
+      if (seg.expandable && seg.small && seg.address < p.address + p.size &&
+          p.address < seg.address + seg.size)
+        return *seg.small;
+    const auto inside = [&](const trace_record& e) {
+      return e.stream == p.stream && e.address < p.address + p.size && p.address <= e.address;
+    };
+    for (const trace_record& e : r_.trace) {
+      if (e.kind == entry_kind::alloc && inside(e))
+        return caching_block_size(e.size, r_.settings) <= kSmallSize;
+      if (e.kind == entry_kind::segment_map && inside(e)) return e.size % kLargePage != 0;
+      if (e.kind == entry_kind::segment_unmap && inside(e) && e.size % kLargePage != 0)
+        return true;
+    }
+    if (!p.live.empty())
+      return caching_block_size(p.live.front().requested, r_.settings) <= kSmallSize;
+    return p.size % kLargePage != 0;
   }
 
   // The events in trace order: allocations with fresh ids, each free where its block went back
@@ -421,8 +462,6 @@ class planner {
       rec.start.segments.push_back(std::move(seg));
     }
 
-    for (std::size_t a = 0; a < end_of_.size(); ++a)
-      if (end_of_[a]) frees_at[*end_of_[a]].push_back(0);  // a placeholder per alloc, below
     std::unordered_map<std::size_t, std::vector<std::size_t>> allocs_ended_at;
     for (std::size_t a = 0; a < end_of_.size(); ++a)
       if (end_of_[a]) allocs_ended_at[*end_of_[a]].push_back(a);
@@ -445,6 +484,7 @@ class planner {
           ec.op = event::kind::empty_cache;
           release_event = events.size();
           events.push_back(std::move(ec));
+          rec.entries.push_back(i);
           ++rec.empty_cache_calls;
         } else {
           ++rec.retry_releases;
@@ -478,6 +518,7 @@ class planner {
           rec.placements.resize(events.size() + 1, 0);
           if (e.kind == entry_kind::alloc) rec.placements.back() = e.address;
           events.push_back(std::move(ev));
+          rec.entries.push_back(i);
           break;
         }
         case entry_kind::free_requested:
@@ -486,12 +527,11 @@ class planner {
             for (const std::size_t a : it->second) {
               const auto id = ids.find(a);
               if (id == ids.end()) continue;  // a zero-byte alloc: never replayed
-              push_free(id->second);
+              push_free(id->second, i);
             }
           }
           if (const auto it = frees_at.find(i); it != frees_at.end())
-            for (const std::uint64_t id : it->second)
-              if (id != 0) push_free(id);
+            for (const std::uint64_t id : it->second) push_free(id, i);
           break;
         }
         default: break;
@@ -523,11 +563,12 @@ class planner {
           at_, *out_.oom_entry, trace[*out_.oom_entry].size));
   }
 
-  void push_free(std::uint64_t id) {
+  void push_free(std::uint64_t id, std::size_t entry) {
     event ev;
     ev.op = event::kind::free;
     ev.id = id;
     out_.events.push_back(std::move(ev));
+    out_.recorded->entries.push_back(entry);
   }
 
   // A release run came from an allocation's retry path when that allocation's segment_alloc or
@@ -554,12 +595,14 @@ class planner {
     const trace_record& wanted = trace[request];
     const std::uint64_t size = caching_block_size(wanted.size, r_.settings);
     const std::uint64_t max_split = r_.settings.max_split_size_bytes.value_or(UINT64_MAX);
+    const std::uint64_t window = r_.settings.max_non_split_rounding_bytes.value_or(kLargePage);
     for (std::size_t k = first; k < j; ++k) {
       const trace_record& e = trace[k];
       if (e.kind != entry_kind::segment_free || e.stream != wanted.stream) continue;
       const bool same_pool = (e.size == kSmallBuffer) == (size <= kSmallSize);
+      // get_free_block's rules for oversize blocks and requests.
       const bool fits = e.size >= size && (size < max_split ? e.size < max_split
-                                                             : e.size < size + kLargePage);
+                                                             : e.size < size + window);
       if (same_pool && fits) return true;
     }
     return false;

@@ -60,6 +60,16 @@ struct torch_snapshot_facts {
   std::vector<std::string> notes;
 };
 
+/// The release whose rules decide a replay, and why: as asked (`asked_by` names who asked),
+/// else the newest a snapshot's format allows (`facts` may be null), else the newest modelled.
+struct chosen_release {
+  pytorch_release release;
+  std::string why;
+};
+[[nodiscard]] chosen_release choose_release(std::optional<pytorch_release> asked,
+                                            const std::string& asked_by,
+                                            const torch_snapshot_facts* facts);
+
 /// True when `path` starts as a pickle does (PROTO): a PyTorch snapshot rather than a
 /// pinbench.trace/1 JSON or an RMM log.
 [[nodiscard]] bool is_torch_snapshot(const std::string& path);

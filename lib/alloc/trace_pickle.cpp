@@ -69,7 +69,7 @@ class snapshot_converter {
     return doc_.items(traces()).size();
   }
 
-  snapshot_replay convert(int device, const std::optional<config>& recorded_settings) {
+  snapshot_replay convert(int device) {
     const value_id root = doc_.root();
     const auto per_device = doc_.items(traces());
     const std::string at = fmt::format("device_traces[{}]", device);
@@ -84,20 +84,21 @@ class snapshot_converter {
     }
     snapshot_replay out;
     detail::device_records records;
+    records.source = path_;
     records.device = device;
     trace_path_ = at;
     const auto entries = doc_.items(list);
-    out.facts.format = format_of(root, entries);
+    out.facts.format = format_of(root, per_device);
+    // Read as the release that wrote it: the blocks the recording began with were sized by its
+    // rules (under PyTorch's defaults when it does not say: releases before 2.3), and its
+    // settings' text is what that release reads back.
+    const pytorch_release writer =
+        out.facts.format ? out.facts.format->newest : pytorch_release::newest();
+    records.settings.release = writer;
     if (const auto settings = doc_.member(root, "allocator_settings")) {
-      // Read as the release that wrote it: the blocks the recording began with were sized by
-      // its rules, and its text is what that release reads back.
-      const pytorch_release writer =
-          out.facts.format ? out.facts.format->newest : pytorch_release::newest();
       records.settings = read_settings(*settings, writer, out.facts.notes);
       out.facts.settings = records.settings;
       out.facts.alloc_conf = records.settings.to_string();
-    } else if (recorded_settings) {
-      records.settings = *recorded_settings;
     }
     records.trace = read_entries(entries);
     records.segments = read_segments(root, device);
@@ -108,15 +109,13 @@ class snapshot_converter {
     facts.device = device;
     facts.events = out.plan.events.size();
     facts.oom_event_index = out.plan.oom_event_index;
+    for (const auto& seg : records.segments) facts.reserved_at_snapshot += seg.size;
     if (out.plan.oom_entry) {
       const auto& oom = records.trace[*out.plan.oom_entry];
       facts.oom_size = oom.size;
       facts.oom_device_free = oom.device_free;
-      after_oom_ = entries.subspan(*out.plan.oom_entry + 1);
-    }
-    facts.reserved_at_snapshot = reserved(root, device);
-    if (facts.oom_size) {
-      facts.reserved_at_oom = reserved_at_oom(facts.reserved_at_snapshot);
+      facts.reserved_at_oom =
+          reserved_at_oom(records, *out.plan.oom_entry, facts.reserved_at_snapshot);
       if (facts.reserved_at_oom && facts.oom_device_free)
         facts.device_total = *facts.reserved_at_oom + *facts.oom_device_free;
     }
@@ -186,6 +185,14 @@ class snapshot_converter {
     return handle;
   }
 
+  // Device addresses are far below 2^60; beyond, the sums a replay makes would wrap.
+  void check_extent(std::uint64_t address, std::uint64_t size, const std::string& where) const {
+    constexpr std::uint64_t limit = std::uint64_t{1} << 60;
+    if (address >= limit || size >= limit || address + size > limit)
+      fail(where, fmt::format("expected an address and a size below 2^60, got {:#x} and {}",
+                              address, size));
+  }
+
   static detail::entry_kind kind_of(std::string_view action) {
     using detail::entry_kind;
     if (action == "alloc") return entry_kind::alloc;
@@ -235,6 +242,12 @@ class snapshot_converter {
         r.address = uint_field(entry, "addr", where);
       }
       r.size = uint_field(entry, "size", where);
+      check_extent(r.address, r.size, where);
+      const bool segment_entry = r.kind == entry_kind::segment_alloc ||
+                                 r.kind == entry_kind::segment_free ||
+                                 r.kind == entry_kind::segment_map ||
+                                 r.kind == entry_kind::segment_unmap;
+      if (segment_entry && r.size == 0) fail(where + ".size", "expected a segment's size, above 0");
       r.stream = stream_of(entry, where);
       if (r.kind == entry_kind::segment_free || r.kind == entry_kind::segment_unmap)
         r.by_empty_cache = released_by(entry);
@@ -267,6 +280,8 @@ class snapshot_converter {
       detail::segment_record seg;
       seg.address = uint_field(items[i], "address", where);
       seg.size = uint_field(items[i], "total_size", where);
+      check_extent(seg.address, seg.size, where);
+      if (seg.size == 0) fail(where + ".total_size", "expected a segment's size, above 0");
       seg.stream = stream_of(items[i], where);
       if (const auto t = doc_.member(items[i], "segment_type")) {
         const auto text = doc_.to_text(*t);
@@ -287,6 +302,12 @@ class snapshot_converter {
           detail::block_record block;
           block.size = uint_field(list[b], "size", bw);
           block.address = doc_.member(list[b], "address") ? uint_field(list[b], "address", bw) : at;
+          check_extent(block.address, block.size, bw);
+          if (block.size == 0) fail(bw + ".size", "expected a block's size, above 0");
+          if (block.address < seg.address || block.address + block.size > seg.address + seg.size)
+            fail(bw, fmt::format("expected a block inside its segment [{:#x}, +{}), got [{:#x}, "
+                                 "+{})",
+                                 seg.address, seg.size, block.address, block.size));
           at = block.address + block.size;
           if (const auto st = doc_.member(list[b], "state")) {
             const auto state = doc_.to_text(*st).value_or("");
@@ -308,46 +329,27 @@ class snapshot_converter {
       out.push_back(std::move(seg));
     }
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.address < b.address; });
+    for (std::size_t i = 1; i < out.size(); ++i)
+      if (out[i - 1].address + out[i - 1].size > out[i].address)
+        fail("segments", fmt::format("expected segments apart, got one at {:#x} of {} bytes and "
+                                     "one at {:#x} on device {}",
+                                     out[i - 1].address, out[i - 1].size, out[i].address, device));
     return out;
   }
 
-  // Sum of total_size over the segments of `device` (a segment without "device" counts).
-  std::uint64_t reserved(value_id root, int device) const {
-    const auto segments = doc_.member(root, "segments");
-    if (!segments) return 0;
-    if (doc_.type_of(*segments) != value_type::list) {
-      fail("segments", fmt::format("expected a list, got {}",
-                                   pickle_document::type_name(doc_.type_of(*segments))));
-    }
-    std::uint64_t total = 0;
-    const auto items = doc_.items(*segments);
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      const std::string where = fmt::format("segments[{}]", i);
-      if (doc_.type_of(items[i]) != value_type::dict) {
-        fail(where, fmt::format("expected a dict, got {}",
-                                pickle_document::type_name(doc_.type_of(items[i]))));
-      }
-      if (const auto d = doc_.member(items[i], "device")) {
-        const auto n = doc_.to_int64(*d);
-        if (n && *n != device) continue;
-      }
-      total += uint_field(items[i], "total_size", where);
-    }
-    return total;
-  }
-
-  // Walks the segment entries after the oom back from the snapshot's segments.
-  std::optional<std::uint64_t> reserved_at_oom(std::uint64_t at_snapshot) const {
+  // Reserved at the oom: what the dump's segments hold, with the segment entries after the oom
+  // undone; none when they do not add up.
+  static std::optional<std::uint64_t> reserved_at_oom(const detail::device_records& records,
+                                                      std::size_t oom_entry,
+                                                      std::uint64_t at_snapshot) {
+    using detail::entry_kind;
     std::uint64_t added = 0, released = 0;
-    for (const value_id entry : after_oom_) {
-      const std::string_view action = action_of(entry);
-      const bool grows = action == "segment_alloc" || action == "segment_map";
-      const bool shrinks = action == "segment_free" || action == "segment_unmap";
-      if (!grows && !shrinks) continue;
-      const auto size = doc_.member(entry, "size");
-      const auto bytes = size ? doc_.to_uint64(*size) : std::nullopt;
-      if (!bytes) return std::nullopt;
-      (grows ? added : released) += *bytes;
+    for (std::size_t i = oom_entry + 1; i < records.trace.size(); ++i) {
+      const auto& e = records.trace[i];
+      if (e.kind == entry_kind::segment_alloc || e.kind == entry_kind::segment_map)
+        added += e.size;
+      if (e.kind == entry_kind::segment_free || e.kind == entry_kind::segment_unmap)
+        released += e.size;
     }
     if (at_snapshot + released < added) return std::nullopt;
     return at_snapshot + released - added;
@@ -355,14 +357,18 @@ class snapshot_converter {
 
   // Which releases write a snapshot like this one, from the keys each release added
   // (torch/csrc/cuda/Module.cpp's snapshot, CUDACachingAllocator's trace entries).
+  // The whole file tells, whichever device is replayed: an entry of any device's trace.
   std::optional<snapshot_format> format_of(value_id root,
-                                           std::span<const value_id> entries) const {
+                                           std::span<const value_id> per_device) const {
     std::optional<value_id> entry, segment, block;
-    for (const value_id e : entries)
-      if (doc_.type_of(e) == value_type::dict && action_of(e) != "oom") {
-        entry = e;
-        break;
-      }
+    for (const value_id list : per_device) {
+      for (const value_id e : doc_.items(list))
+        if (doc_.type_of(e) == value_type::dict && action_of(e) != "oom") {
+          entry = e;
+          break;
+        }
+      if (entry) break;
+    }
     if (const auto segments = doc_.member(root, "segments"))
       for (const value_id seg : doc_.items(*segments)) {
         if (doc_.type_of(seg) != value_type::dict) continue;
@@ -518,13 +524,11 @@ class snapshot_converter {
   const pickle_document& doc_;
   const std::string& path_;
   std::string trace_path_;
-  std::span<const value_id> after_oom_;
 };
 
-snapshot_replay convert_snapshot(const std::string& path, int device,
-                                 const std::optional<config>& recorded_settings) {
+snapshot_replay convert_snapshot(const std::string& path, int device) {
   const pickle_document doc = read_snapshot(path);
-  return snapshot_converter(doc, path).convert(device, recorded_settings);
+  return snapshot_converter(doc, path).convert(device);
 }
 
 class replay_source final : public event_source {
@@ -551,7 +555,7 @@ namespace detail {
 std::unique_ptr<event_source> open_pickle_trace(const std::string& path,
                                                 const trace_options& options) {
   return std::make_unique<replay_source>(
-      convert_snapshot(path, options.device, options.recorded_settings).plan);
+      convert_snapshot(path, options.device).plan);
 }
 
 void check_pickle_trace(const std::string& path) {
@@ -571,10 +575,19 @@ void check_pickle_trace(const std::string& path) {
 }  // namespace detail
 
 std::string snapshot_format::releases() const {
-  if (newest == pytorch_release::newest() && oldest == newest) return oldest.to_string() + " or later";
   if (newest == pytorch_release::newest()) return oldest.to_string() + " or later";
   if (oldest == newest) return oldest.to_string();
   return oldest.to_string() + "-" + newest.to_string();
+}
+
+chosen_release choose_release(std::optional<pytorch_release> asked, const std::string& asked_by,
+                              const torch_snapshot_facts* facts) {
+  if (asked) return {*asked, asked_by};
+  if (facts != nullptr && facts->format)
+    return {facts->format->newest, fmt::format("the snapshot's format: PyTorch {} ({})",
+                                               facts->format->releases(),
+                                               facts->format->evidence)};
+  return {pytorch_release::newest(), "the newest release modelled"};
 }
 
 bool is_torch_snapshot(const std::string& path) {
@@ -583,7 +596,7 @@ bool is_torch_snapshot(const std::string& path) {
 }
 
 torch_snapshot_facts read_torch_snapshot_facts(const std::string& path, int device) {
-  return convert_snapshot(path, device, std::nullopt).facts;
+  return convert_snapshot(path, device).facts;
 }
 
 std::vector<torch_snapshot_facts> read_torch_snapshot_devices(const std::string& path) {
@@ -592,7 +605,7 @@ std::vector<torch_snapshot_facts> read_torch_snapshot_devices(const std::string&
   std::vector<torch_snapshot_facts> out;
   const std::size_t n = converter.devices();
   for (std::size_t d = 0; d < n; ++d)
-    out.push_back(converter.convert(static_cast<int>(d), std::nullopt).facts);
+    out.push_back(converter.convert(static_cast<int>(d)).facts);
   return out;
 }
 

@@ -66,9 +66,6 @@ struct random_spec {
 struct trace_options {
   /// A PyTorch memory snapshot (pickle): the device whose device_traces entry is replayed.
   int device = 0;
-  /// The settings the snapshot's program ran with, where the snapshot does not say (it has
-  /// no allocator_settings): they size the blocks live when the recording began.
-  std::optional<config> recorded_settings{};
 };
 
 /// Opens a trace file, its format told by content: pinbench.trace/1 JSON (schema checked), an

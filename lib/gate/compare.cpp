@@ -474,6 +474,11 @@ std::vector<std::string> replay_notes(const result::run_result& base,
           for (const auto& bc : bs.cases)
             if (bc.id == c.id) before = replay_check(bc);
       if (!now && !before) continue;
+      bool paired = false;  // a case on one side only is compare's "only in" already
+      for (const auto& bs : base.scenarios)
+        if (bs.name == s.name)
+          for (const auto& bc : bs.cases) paired = paired || bc.id == c.id;
+      if (!paired) continue;
       if (now && before && now->first && before->first) {
         ++both_exact;
         continue;
@@ -529,8 +534,11 @@ std::vector<std::string> tune_notes(const result::run_result& base,
     notes.push_back(fmt::format("tune {}: the goal is met in {} only", b.question,
                                 b.goal_met ? base_label : current_label));
   // Asked differently (a capacity, a target): the answers are not about the same thing.
-  static const std::vector<std::string> run_facts = {"jobs",  "replays", "notes",
-                                                     "trace", "images",  "capacity_from"};
+  // What the run found rather than what was asked is left out.
+  static const std::vector<std::string> run_facts = {
+      "jobs",          "replays",     "notes",        "trace",     "images",
+      "capacity_from", "device_from", "pytorch_from", "not_tried", "pytorch_decisions",
+      "live_bytes_peak", "snapshot_oom"};
   for (const auto& [key, value] : c.inputs.items()) {
     if (std::find(run_facts.begin(), run_facts.end(), key) != run_facts.end()) continue;
     if (!b.inputs.contains(key) || b.inputs.at(key) == value) continue;

@@ -45,6 +45,9 @@ struct kind_spec {
   std::function<std::vector<chart::figure>(const result::scenario_result&,
                                            const std::string& id_prefix)>
       figures = {};
+  /// A case's snapshot (`run --snapshot`) in the form its tool's own viewer reads, to be
+  /// written as a pickle (empty: the kind's snapshots are JSON only).
+  std::function<nlohmann::json(const nlohmann::json& snapshot)> viewer_snapshot = {};
 
   [[nodiscard]] const param_spec* find(std::string_view name) const;
   [[nodiscard]] std::vector<std::string> names() const;

@@ -32,6 +32,14 @@ std::string to_markdown(const result::run_result& r) {
     for (const auto& w : warnings) out += "> warning: " + markdown_cell(w) + "\n";
   }
 
+  // A tune result: its answer first, with what it rests on.
+  if (r.tune) {
+    out += "\n## The answer (pinbench tune " + markdown_cell(r.tune->question) + ")\n\n";
+    if (!r.tune->answer.empty()) out += "```\n" + r.tune->answer + "\n```\n\n";
+    if (!r.tune->self_check.empty()) out += markdown_line(r.tune->self_check) + "\n\n";
+    if (!r.tune->verdict.empty()) out += "**Why:** " + markdown_cell(r.tune->verdict) + "\n";
+  }
+
   for (const auto& s : r.scenarios) {
     out += "\n## " + markdown_cell(s.name) + "\n\n";
     if (!s.description.empty()) out += markdown_line(s.description) + "\n\n";

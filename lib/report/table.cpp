@@ -104,7 +104,9 @@ std::string to_table(const result::run_result& r, bool color) {
   out += '\n';
   out += detail::footer_line(r);
   out += '\n';
-  // A tune result read back: its answer last, as `pinbench tune` printed it.
+  // A tune result read back: why, then its answer last, as `pinbench tune` printed it.
+  if (r.tune && !r.tune->self_check.empty()) out += r.tune->self_check + "\n";
+  if (r.tune && !r.tune->verdict.empty()) out += "verdict: " + r.tune->verdict + "\n";
   if (r.tune && !r.tune->answer.empty()) out += "\n" + r.tune->answer + "\n";
   return out;
 }

@@ -147,10 +147,12 @@ trace_demand demand_of(const alloc::trace_events& trace) {
   std::uint64_t now = 0;
   // The blocks live when a snapshot's recording began are live from the start.
   if (trace.recorded) {
+    // Counted as requested, as the trace's own allocations are.
     for (const auto& seg : trace.recorded->start.segments)
       for (const auto& b : seg.live) {
-        now += b.size;
-        if (b.id != 0) live.emplace(b.id, b.size);
+        const std::uint64_t asked = b.requested_size != 0 ? b.requested_size : b.size;
+        now += asked;
+        if (b.id != 0) live.emplace(b.id, asked);
       }
     d.live_peak = now;
   }
@@ -202,7 +204,9 @@ setting with(const setting& base, option o, const std::string& text,
              std::optional<double> asked_fraction) {
   setting s = base;
   s.parts[o] = text;
-  if (o == option::gc) s.memory_fraction = text.empty() ? asked_fraction : asked_fraction.value_or(1.0);
+  // The program's own fraction (asked, or in its config) when it has one.
+  const std::optional<double> fraction = asked_fraction ? asked_fraction : base.memory_fraction;
+  if (o == option::gc) s.memory_fraction = text.empty() ? fraction : fraction.value_or(1.0);
   return s;
 }
 
@@ -373,9 +377,12 @@ result::tune_trial confirm_trial(const result::case_result& c, const std::string
                           std::min(seg->value("reserved_bytes", std::uint64_t{0}),
                                    seg->value("allocated_bytes", std::uint64_t{0})));
   const auto latency = result::finite_median(c, "alloc_latency");
+  const auto first_oom = c.extra.find("first_oom_event");
   t.cells = {{"run", "confirm"},
              {"OOMs", oom_cell},
-             {"first OOM", "-"},
+             {"first OOM", first_oom != c.extra.end() && first_oom->is_number_unsigned()
+                               ? fmt::format("events[{}]", first_oom->get<std::uint64_t>())
+                               : std::string("-")},
              {"peak reserved", std::isnan(peak) ? "-" : format_bytes(static_cast<std::uint64_t>(peak))},
              {"peak fragmentation", cached},
              {"cudaMalloc", fmt::format("{:.0f}", median_of(c, "num_device_alloc"))},
@@ -416,8 +423,10 @@ alloc::torch_snapshot_facts facts_of(const std::string& trace, std::optional<int
 }
 
 // What the replay under the settings in use says of itself, and what that means for the answer.
-std::string self_check_line(const alloc::decision_check& c) {
-  std::string text = "your settings, replayed: " + c.summary();
+std::string self_check_line(const alloc::decision_check& c, alloc::pytorch_release release) {
+  std::string text =
+      fmt::format("your settings, replayed by PyTorch {}'s rules: {}", release.to_string(),
+                  c.summary());
   if (!c.reproduced())
     text += ". The replay parted from PyTorch's decisions there: what follows that point (the "
             "OOM, the peak) is pinbench's reproduction, not your program's record, and the answer "
@@ -438,16 +447,10 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   if (!device_from.empty() && !request.device)
     s.progress(fmt::format("replaying device_traces[{}]: {}", device, device_from));
   // The release whose rules decide: as asked, else the newest the snapshot's format allows.
-  alloc::pytorch_release release = alloc::pytorch_release::newest();
-  std::string release_from = "the newest release modelled";
-  if (request.pytorch) {
-    release = *request.pytorch;
-    release_from = "--pytorch";
-  } else if (facts.format) {
-    release = facts.format->newest;
-    release_from = fmt::format("the snapshot's format: PyTorch {} ({})", facts.format->releases(),
-                               facts.format->evidence);
-  }
+  const alloc::chosen_release chosen_release =
+      alloc::choose_release(request.pytorch, "--pytorch", &facts);
+  const alloc::pytorch_release release = chosen_release.release;
+  const std::string& release_from = chosen_release.why;
   // The device's memory: as given; else what the snapshot's OOM shows the program had (reserved
   // then, plus what the device still had free); else the CUDA device's total.
   std::uint64_t capacity = 0;
@@ -472,16 +475,37 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   }
   alloc::config in_use_config = facts.settings.value_or(alloc::config{});
   in_use_config.release = release;
+  if (const std::string why = alloc::unsupported_by(in_use_config, release); !why.empty())
+    throw input_error(trace, "allocator_settings",
+                      fmt::format("the settings the program ran with cannot be replayed by "
+                                  "PyTorch {}'s rules ({}): {}",
+                                  release.to_string(), release_from, why));
   const setting in_use = setting_of(in_use_config, request.memory_fraction);
   s.progress(fmt::format("reading {}", trace));
   const alloc::trace_events events = [&] {
     const auto source =
-        alloc::open_trace(trace, {.device = device, .recorded_settings = in_use_config});
+        alloc::open_trace(trace, {.device = device});
     return alloc::read_all(*source);
   }();
   const trace_demand demand = demand_of(events);
   if (demand.allocs == 0)
-    throw input_error(trace, {}, "expected allocations to replay, found none");
+    throw input_error(trace, facts.format ? fmt::format("device_traces[{}]", device) : "",
+                      "expected allocations to replay, found none (was the history recorded "
+                      "before the requests of interest?)");
+  // Where PyTorch's cudaMalloc failed, its device could give no more: every setting is replayed
+  // against that wall, not only the one that follows PyTorch there.
+  if (events.recorded) {
+    const auto probe = alloc::replay(events, alloc::parse_config(in_use.text(), {}, {}, release),
+                                     capacity, in_use.memory_fraction, alloc::follow_pytorch::yes);
+    if (probe.check && probe.check->device_limit && *probe.check->device_limit < capacity &&
+        *probe.check->device_limit >= probe.check->pytorch_peak_reserved) {
+      capacity_from = fmt::format(
+          "PyTorch's failed cudaMalloc calls: its device gave no more than {} ({} {})",
+          format_bytes(*probe.check->device_limit), capacity_from, format_bytes(capacity));
+      capacity = *probe.check->device_limit;
+      s.progress("capacity " + format_bytes(capacity) + ": " + capacity_from);
+    }
+  }
   const unsigned jobs =
       request.jobs != 0 ? request.jobs : std::max(1u, std::thread::hardware_concurrency());
   s.progress(fmt::format("{} events ({} allocations, live bytes peaking at {}) against {}; {} "
@@ -530,6 +554,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   (void)stage(first);
   if (tried.empty()) throw interrupted_error();  // stopped before the first replay ended
   auto values = option_values(demand);
+  if (!release.has_expandable_segments()) values.erase(option::expandable);
   // From 2.10 a fraction of 1.0 arms no collection: garbage_collection_threshold is tried only
   // under the program's own fraction below 1.0.
   std::string gc_not_tried;
@@ -589,15 +614,16 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   // ---- the answer: the simplest setting that does as well as the best ----
   std::sort(tried.begin(), tried.end(), better);
   const trial_run& top = tried.front();
+  // Among those as good as the best (the same OOMs, as late, a peak within same_peak), the
+  // fewest options: an option that changes nothing that matters is not part of an answer.
   const trial_run* chosen = &top;
-  if (top.outcome.ooms == 0) {
-    for (const auto& r : tried) {
-      if (r.outcome.ooms != 0) break;
-      if (static_cast<double>(r.peak_reserved()) >
-          static_cast<double>(top.peak_reserved()) * (1 + same_peak))
-        continue;
-      if (r.s.options_set() < chosen->s.options_set()) chosen = &r;
-    }
+  for (const auto& r : tried) {
+    if (r.outcome.ooms != top.outcome.ooms || r.outcome.first_oom_event != top.outcome.first_oom_event)
+      continue;
+    if (static_cast<double>(r.peak_reserved()) >
+        static_cast<double>(top.peak_reserved()) * (1 + same_peak))
+      continue;
+    if (r.s.options_set() < chosen->s.options_set()) chosen = &r;
   }
   const auto baseline_it = std::find_if(tried.begin(), tried.end(),
                                         [&](const trial_run& r) { return r.s == in_use; });
@@ -731,6 +757,10 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   if (!facts.notes.empty()) t.inputs["notes"] = facts.notes;
   if (!gc_not_tried.empty()) t.inputs["not_tried"] = gc_not_tried;
   const bool engine_says_ok = !confirmed.empty() && confirmed.front().meets_goal;
+  // Where an event is, in the replay and, for a snapshot, in the snapshot's own trace.
+  const auto at_event = [&](std::uint64_t i) {
+    return events.recorded ? events.recorded->where(i) : fmt::format("events[{}]", i);
+  };
   t.goal_met = engine_says_ok;
   const std::string backend_note =
       s.emulated() ? " Host backend: PyTorch's allocator decisions, replayed on an emulated device."
@@ -766,8 +796,9 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
         format_bytes(chosen->peak_reserved()), peak_context);
     if (chosen->s.memory_fraction && !request.memory_fraction)
       t.answer += fmt::format(
-          "\ntorch.cuda.set_per_process_memory_fraction({})   # arms garbage_collection_threshold",
-          fraction_text(*chosen->s.memory_fraction));
+          "\ntorch.cuda.set_per_process_memory_fraction({})   # arms "
+          "garbage_collection_threshold (PyTorch {})",
+          fraction_text(*chosen->s.memory_fraction), release.to_string());
     const std::string confirmation =
         confirmed.empty() ? " (not confirmed: the search was stopped)"
         : engine_says_ok  ? " (confirmed by the allocator engine: num_ooms 0)"
@@ -780,11 +811,11 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
                           format_bytes(chosen->peak_reserved()),
                           percent_change(change, static_cast<double>(baseline.peak_reserved())),
                           confirmation, backend_note)
-            : fmt::format("{} runs out of memory on {} at events[{}], with {} reserved but "
+            : fmt::format("{} runs out of memory on {} at {}, with {} reserved but "
                           "not allocated at its peak; {} replays the whole trace without an "
                           "OOM, peak reserved {}, {} of it not allocated{}.{}",
                           in_use_label, format_bytes(capacity),
-                          *baseline.outcome.first_oom_event,
+                          at_event(*baseline.outcome.first_oom_event),
                           format_bytes(baseline.fragmentation_at_peak()),
                           screener::label(chosen->s), format_bytes(chosen->peak_reserved()),
                           format_bytes(chosen->fragmentation_at_peak()), confirmation,
@@ -805,9 +836,9 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
         format_bytes(demand.live_peak), format_bytes(demand.live_peak - allowed), allowed_text);
     t.verdict = fmt::format(
         "No allocator setting can replay the trace in the {}: its live allocations need {} at "
-        "once (the best of {} settings tried, {}, fails at events[{}]): reduce the batch{}.{}",
+        "once (the best of {} settings tried, {}, fails at {}): reduce the batch{}.{}",
         allowed_text, format_bytes(demand.live_peak), tried.size(), screener::label(chosen->s),
-        *chosen->outcome.first_oom_event,
+        at_event(*chosen->outcome.first_oom_event),
         request.memory_fraction ? ", raise the memory fraction" : ", or use a larger device",
         backend_note);
   } else if (!stopped_by.empty()) {
@@ -818,10 +849,11 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
         stopped_by == "budget" ? "the budget was spent" : "interrupted", tried.size(),
         s.elapsed_s());
     t.verdict = fmt::format(
-        "{} runs out of memory on {} at events[{}]; the search stopped after {} setting(s), "
+        "{} runs out of memory on {} at {}; the search stopped after {} setting(s), "
         "before it could find one that avoids it. The live allocations ({} at their peak) "
         "fit the device: a setting may well exist.{}",
-        in_use_label, format_bytes(capacity), *baseline.outcome.first_oom_event, tried.size(),
+        in_use_label, format_bytes(capacity), at_event(*baseline.outcome.first_oom_event),
+        tried.size(),
         format_bytes(demand.live_peak), backend_note);
   } else {
     t.answer = fmt::format(
@@ -830,13 +862,13 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
         format_bytes(demand.live_peak), allowed_text, tried.size());
     t.verdict = fmt::format(
         "None of {} settings replays the trace without an OOM on {}: the best, {}, still fails "
-        "at events[{}], though the live allocations ({} at their peak) fit: the allocator's "
+        "at {}, though the live allocations ({} at their peak) fit: the allocator's "
         "rounding and cached blocks take the rest.{}",
         tried.size(), format_bytes(capacity), screener::label(chosen->s),
-        *chosen->outcome.first_oom_event, format_bytes(demand.live_peak), backend_note);
+        at_event(*chosen->outcome.first_oom_event), format_bytes(demand.live_peak), backend_note);
   }
   if (baseline.outcome.check) {
-    t.self_check = self_check_line(*baseline.outcome.check);
+    t.self_check = self_check_line(*baseline.outcome.check, release);
     t.inputs["pytorch_decisions"] = {{"pytorch", baseline.outcome.check->pytorch},
                                      {"identical", baseline.outcome.check->identical},
                                      {"reproduced", baseline.outcome.check->reproduced()},

@@ -31,7 +31,11 @@ TEST_CASE("releases: a release is written major.minor and read back", "[alloc][p
   CHECK(parse_pytorch_release("2.6", {}, {}) == pytorch_release{2, 6});
   CHECK(parse_pytorch_release("2.6.0", {}, {}) == pytorch_release{2, 6});
   CHECK(parse_pytorch_release("2.14", {}, {}).to_string() == "2.14");
-  for (const char* bad : {"", "2", "1.13", "3.0", "2.x", "2.6.0.1", " 2.6", "2..6"}) {
+  // What torch.__version__ prints.
+  CHECK(parse_pytorch_release("2.6.0+cu124", {}, {}) == pytorch_release{2, 6});
+  CHECK(parse_pytorch_release("2.10.0a0+git1234", {}, {}) == pytorch_release{2, 10});
+  CHECK(parse_pytorch_release("2.5.0rc1", {}, {}) == pytorch_release{2, 5});
+  for (const char* bad : {"", "2", "1.13", "3.0", "2.x", "2.06", " 2.6", "2..6", "2.6-1"}) {
     INFO(bad);
     CHECK_THROWS_AS(parse_pytorch_release(bad, {}, {}), input_error);
   }

@@ -15,6 +15,7 @@
 #include "alloc/replay.hpp"
 #include "alloc/torch_snapshot.hpp"
 #include "alloc/workload.hpp"
+#include "core/error.hpp"
 #include "test_paths.hpp"
 
 using namespace pinbench;
@@ -234,4 +235,80 @@ TEST_CASE("the follower: PyTorch's addresses, a failed cudaMalloc where PyTorch'
                   reinterpret_cast<std::uintptr_t>(c))));
   f.deallocate(b, 20 * one_mib);
   f.deallocate(c, 4 * one_mib);
+}
+
+TEST_CASE("the follower forces a failure only at the event PyTorch's was at, and checks a "
+          "trailing oom",
+          "[alloc][recording]") {
+  // PyTorch ran out of memory at events[1]. At events[0] the replay asks for a segment PyTorch
+  // never made: a difference there, not a failure made up at the wrong event.
+  recording rec;
+  rec.decisions = {{{decision_kind::oom, 0, 20 * one_mib, 0}, 5, 1}};
+  {
+    decision_follower f(rec, 80ull << 30, true);
+    f.at_event(0);
+    void* p = f.allocate(20 * one_mib);
+    REQUIRE(p != nullptr);
+    f.on_decision({decision_kind::segment_alloc, reinterpret_cast<std::uintptr_t>(p), 20 * one_mib,
+                   0});
+    const decision_check c = f.check();
+    CHECK(c.forced_failures == 0);
+    REQUIRE(c.first);
+    CHECK(c.first->event == 0);
+    REQUIRE(c.first->pytorch);
+    CHECK(c.first->pytorch->kind == decision_kind::oom);
+    f.deallocate(p, 20 * one_mib);
+  }
+  {
+    // The replay never runs out where PyTorch did: not reproduced.
+    decision_follower f(rec, 80ull << 30, true);
+    f.at_event(0);
+    f.at_event(1);
+    const decision_check c = f.check();
+    CHECK_FALSE(c.reproduced());
+    REQUIRE(c.first);
+    CHECK(c.first->pytorch->kind == decision_kind::oom);
+    CHECK_FALSE(c.first->pinbench);
+  }
+}
+
+TEST_CASE("expandable reservations of two pools: one given back while the other's pages stay, "
+          "on a larger device than the recording's",
+          "[alloc][recording]") {
+  // 27 GiB apart; pinbench reserves 90 GiB for each on an 80 GiB device.
+  check_reproduced_exactly(follow_snapshot("two-reservations"), 3);
+  const trace_events t = read_snapshot("two-reservations");
+  REQUIRE(t.recorded->start.segments.size() == 2);
+  CHECK(t.recorded->start.segments[0].small);  // told by the 4 KiB request made in it
+  CHECK_FALSE(t.recorded->start.segments[1].small);
+}
+
+TEST_CASE("a snapshot's release is dated from the whole file, whichever device is replayed",
+          "[alloc][recording]") {
+  const auto devices = read_torch_snapshot_devices(snapshot_fixture("devices"));
+  REQUIRE(devices.size() == 2);
+  REQUIRE(devices[0].format);
+  REQUIRE(devices[1].format);
+  CHECK(devices[0].format->releases() == devices[1].format->releases());
+}
+
+TEST_CASE("malformed snapshot records are refused with the file and the record's path",
+          "[alloc][recording]") {
+  const std::string bad = pinbench::testing::source_dir() + "/tests/data/traces/bad/";
+  const auto error_of = [](const std::string& path) {
+    try {
+      auto source = open_trace(path);
+      (void)read_all(*source);
+    } catch (const input_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  CHECK(error_of(bad + "pickle-overlapping-segments.pickle")
+            .ends_with("pickle-overlapping-segments.pickle: segments: expected segments apart, "
+                       "got one at 0x7f3a00000000 of 2097152 bytes and one at 0x7f3a00100000 on "
+                       "device 0"));
+  CHECK(error_of(bad + "pickle-huge-address.pickle")
+            .ends_with("pickle-huge-address.pickle: device_traces[0][0]: expected an address and "
+                       "a size below 2^60, got 0x4000000000000000 and 262144"));
 }

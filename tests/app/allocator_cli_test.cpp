@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
+#include "support.hpp"
 #include "test_paths.hpp"
 
 namespace fs = std::filesystem;
@@ -145,17 +146,8 @@ TEST_CASE("run --snapshot FILE.pickle writes the replay as PyTorch pickles a sna
   const std::string fixture =
       pinbench::testing::source_dir() + "/tests/data/traces/snapshot-start-state.pickle";
   const fs::path scenario = dir / "s.json";
-  std::ofstream(scenario) << nlohmann::json{
-      {"schema", "pinbench.scenario/1"},
-      {"name", "replay"},
-      {"kind", "allocator"},
-      {"params",
-       {{"workload", "trace"},
-        {"trace_file", fixture},
-        {"config", "snapshot"},
-        {"device_memory", "8GiB"}}},
-      {"sampling", {{"warmup", 0}, {"min_samples", 1}, {"max_samples", 1}}}}
-                                 .dump();
+  std::ofstream(scenario)
+      << pinbench::testing::trace_replay_scenario("replay", fixture, "snapshot", "8GiB").dump();
   const std::string pickle = (dir / "replay.pickle").string();
   const std::string out = (dir / "r.json").string();
   const auto o = run_pinbench("run " + scenario.string() + " --backend host --quiet --snapshot " +
@@ -180,17 +172,8 @@ TEST_CASE("run --snapshot FILE.pickle writes the replay as PyTorch pickles a sna
     CHECK(in.get() == 0x80);
   }
   const fs::path again = dir / "again.json";
-  std::ofstream(again) << nlohmann::json{
-      {"schema", "pinbench.scenario/1"},
-      {"name", "again"},
-      {"kind", "allocator"},
-      {"params",
-       {{"workload", "trace"},
-        {"trace_file", pickle},
-        {"config", "snapshot"},
-        {"device_memory", "8GiB"}}},
-      {"sampling", {{"warmup", 0}, {"min_samples", 1}, {"max_samples", 1}}}}
-                              .dump();
+  std::ofstream(again)
+      << pinbench::testing::trace_replay_scenario("again", pickle, "snapshot", "8GiB").dump();
   const std::string out2 = (dir / "r2.json").string();
   const auto o2 = run_pinbench("run " + again.string() + " --backend host --quiet --out " + out2);
   INFO(o2.err);
@@ -227,4 +210,36 @@ TEST_CASE("the pytorch param picks a release's rules, checked when the scenario 
       "validate builtin:allocator-caching-vs-raw --set pytorch=2.6 "
       "--set config=max_non_split_rounding_mb:64");
   CHECK(ok.code == 0);
+}
+
+TEST_CASE("the releases that reproduce a snapshot leave out those without its options",
+          "[app][allocator][recording]") {
+  const fs::path dir = fresh_dir("snap-releases");
+  const fs::path scenario = dir / "s.json";
+  std::ofstream(scenario) << pinbench::testing::trace_replay_scenario(
+                                 "replay",
+                                 pinbench::testing::source_dir() +
+                                     "/tests/data/traces/snapshot-expandable.pickle",
+                                 "snapshot", "80GiB")
+                                 .dump();
+  const std::string out = (dir / "r.json").string();
+  const auto o = run_pinbench("run " + scenario.string() + " --backend host --quiet --out " + out);
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  std::ifstream in(out);
+  const auto r = nlohmann::json::parse(in);
+  const auto& d = r["scenarios"][0]["cases"][0]["info"]["pytorch_decisions"];
+  CHECK(d["reproduced"] == true);
+  // expandable_segments came in 2.1: 2.0's rules are not tried.
+  CHECK(d["releases_reproducing"] ==
+        nlohmann::json::array({"2.1-2.3", "2.4-2.5", "2.6-2.9", "2.10 and later"}));
+  // Asked for by name, 2.0 cannot replay the snapshot's settings: the case fails and says why.
+  const auto old = run_pinbench("run " + scenario.string() +
+                                " --backend host --quiet --set pytorch=2.0 --out " + out);
+  CHECK(old.code == 1);
+  std::ifstream in2(out);
+  const auto r2 = nlohmann::json::parse(in2);
+  CHECK(r2["scenarios"][0]["cases"][0]["message"].get<std::string>().find(
+            "expandable_segments came in PyTorch 2.1") != std::string::npos);
+  fs::remove_all(dir);
 }

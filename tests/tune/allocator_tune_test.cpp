@@ -13,6 +13,7 @@
 #include "cli_in_process.hpp"
 #include "result/result_io.hpp"
 #include "scratch_dir.hpp"
+#include "support.hpp"
 #include "test_paths.hpp"
 
 namespace pinbench::allocator_tune_test {
@@ -45,17 +46,7 @@ double ooms_of_run(const scratch_dir& dir, const std::string& trace, const std::
                    const std::string& capacity) {
   const auto scenario = dir.path() / "replay.json";
   const auto out = dir.path() / "replay-result.json";
-  std::ofstream(scenario) << nlohmann::json{
-      {"schema", "pinbench.scenario/1"},
-      {"name", "replay"},
-      {"kind", "allocator"},
-      {"params",
-       {{"workload", "trace"},
-        {"trace_file", trace},
-        {"device_memory", capacity},
-        {"config", config}}},
-      {"sampling", {{"warmup", 0}, {"min_samples", 1}, {"max_samples", 1}}}}
-                                                              .dump();
+  std::ofstream(scenario) << testing::trace_replay_scenario("replay", trace, config, capacity).dump();
   const auto run = run_cli_in_process(
       {"run", scenario.string(), "--backend", "host", "-q", "--out", out.string()}, dir.path());
   INFO(run.err);
@@ -301,8 +292,9 @@ TEST_CASE("tune allocator: a snapshot's replay checks itself, and says so before
       {"tune", "allocator", training_snapshot(), "--backend", "host", "--jobs", "1"}, dir.path());
   INFO(text.err);
   REQUIRE(text.code == 0);
-  const std::string line = "your settings, replayed: PyTorch's 224 cudaMalloc/cudaFree decisions "
-                           "reproduced exactly\n";
+  // The fixture was written by pinbench under PyTorch 2.6's rules: its format says 2.5-2.7.
+  const std::string line = "your settings, replayed by PyTorch 2.7's rules: PyTorch's 224 "
+                           "cudaMalloc/cudaFree decisions reproduced exactly\n";
   const auto at = text.out.find(line);
   REQUIRE(at != std::string::npos);
   CHECK(at < text.out.find("verdict: "));
@@ -325,8 +317,8 @@ TEST_CASE("tune allocator: the device whose trace has the OOM, without --device"
   CHECK(t.at("inputs").at("device") == 1);
   CHECK(t.at("inputs").at("device_from") == "the device whose trace has the OOM, of 2");
   CHECK(t.at("inputs").at("capacity") == 300ull << 20);
-  CHECK(t.at("self_check") == "your settings, replayed: PyTorch's 1 cudaMalloc/cudaFree "
-                              "decision reproduced exactly");
+  CHECK(t.at("self_check") == "your settings, replayed by PyTorch 2.7's rules: PyTorch's 1 "
+                              "cudaMalloc/cudaFree decision reproduced exactly");
   // --device still chooses.
   const auto zero = run_cli_in_process({"tune", "allocator", snapshot, "--device", "0",
                                         "--capacity", "1GiB", "--backend", "host", "-q",
@@ -354,6 +346,40 @@ TEST_CASE("tune allocator: --pytorch chooses the release's rules, and is checked
       dir.path());
   CHECK(bad.code == 2);
   CHECK(bad.err.find("--pytorch: expected a PyTorch release of 2.0 or later") != std::string::npos);
+}
+
+TEST_CASE("tune allocator: the program's own memory fraction (its config's) stays under garbage "
+          "collection, and its replay is checked",
+          "[tune][recording]") {
+  const scratch_dir dir("tune-alloc-fraction");
+  const std::string snapshot =
+      testing::source_dir() + "/tests/data/traces/snapshot-fraction.pickle";
+  const auto tuned = run_cli_in_process({"tune", "allocator", snapshot, "--capacity", "1GiB",
+                                         "--backend", "host", "-q", "--format", "json", "--jobs",
+                                         "1"},
+                                        dir.path());
+  INFO(tuned.err);
+  REQUIRE(tuned.code == 0);
+  const auto doc = nlohmann::json::parse(tuned.out);
+  const auto& t = doc.at("tune");
+  CHECK(t.at("inputs").at("pytorch") == "2.10");
+  bool gc_tried = false;
+  for (const auto& trial : t.at("trials")) {
+    const std::string label = trial.at("label");
+    if (label.find("garbage_collection_threshold") == std::string::npos) continue;
+    gc_tried = true;
+    CHECK(label.find("memory fraction 0.9") != std::string::npos);
+  }
+  CHECK(gc_tried);
+  CHECK(t.at("self_check").get<std::string>().find("reproduced exactly") != std::string::npos);
+  // The confirming run of the setting in use follows PyTorch too (the fraction is the same
+  // whether the config or the call sets it).
+  bool in_use_checked = false;
+  for (const auto& sc : doc.at("scenarios"))
+    for (const auto& c : sc.at("cases"))
+      if (c.at("id") == "config=,memory_fraction=0.9" && sc.at("name") == "tune-allocator-confirm")
+        in_use_checked = c.at("info").at("pytorch_decisions").at("checked") == true;
+  CHECK(in_use_checked);
 }
 
 }  // namespace pinbench::allocator_tune_test

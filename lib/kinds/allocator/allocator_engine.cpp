@@ -224,6 +224,8 @@ struct run_output {
   std::vector<double> iteration_ns, empty_cache_ns;
   op_counts counts;
   std::string first_oom;
+  /// Its event's index, where calls are made one at a time (per-call timing, observation).
+  std::optional<std::uint64_t> first_oom_event;
   alloc::memory_stats stats;  ///< at the end of the workload, before leftovers are freed
   std::optional<alloc::snapshot> peak_snapshot;
   /// At the end of the workload, with the whole trace (an observation run with history).
@@ -365,18 +367,7 @@ class workload_run {
       case workload_kind::random: events_ = alloc::make_random(p.random); break;
       case workload_kind::trace: break;
     }
-    if (recorded_ && !recorded_->start.empty()) {
-      const std::vector<void*> adopted = allocator_->adopt(recorded_->start);
-      std::size_t k = 0;
-      for (const auto& seg : recorded_->start.segments)
-        for (const auto& b : seg.live) {
-          if (b.id != 0)
-            live_.emplace(b.id, adopted[k]);
-          else
-            kept_.push_back(adopted[k]);
-          ++k;
-        }
-    }
+    if (recorded_) alloc::adopt_start(*allocator_, *recorded_, live_, kept_);
   }
 
   workload_run(const workload_run&) = delete;
@@ -406,6 +397,7 @@ class workload_run {
     pending_.clear();
     alloc::event e;
     while (events_->next(e)) {
+      current_event_ = n;
       if (follower_) follower_->at_event(n);
       if ((++n & 1023U) == 0 && interrupt_requested()) {
         out.interrupted = true;
@@ -416,8 +408,9 @@ class workload_run {
                                   (e.op == alloc::event::kind::alloc && pending_has(e.id))))
           iteration_ns += flush(out);
         pending_.push_back(std::move(e));
-        // A run that follows PyTorch makes each call while its event is the one in hand.
-        if (follower_) iteration_ns += flush(out);
+        // One call at a time: each is made while its event is the one in hand (a run that
+        // follows PyTorch needs it, and an OOM's event is known).
+        if (batch == 1) iteration_ns += flush(out);
         continue;
       }
       iteration_ns += flush(out);
@@ -445,7 +438,7 @@ class workload_run {
     if (!out.interrupted) (void)flush(out);
     out.stats = allocator_->stats();
     if (observe.snapshot_at_peak && !out.peak_snapshot)
-      out.peak_snapshot = allocator_->take_snapshot();
+      out.peak_snapshot = allocator_->take_segments();
     if (observe.history) out.final_snapshot = allocator_->take_snapshot();
     if (follower_ && !out.interrupted) out.check = follower_->check();
   }
@@ -490,7 +483,7 @@ class workload_run {
       out.timeline->add(st.allocated_bytes.all.current, st.reserved_bytes.all.current);
     if (observe_.snapshot_at_peak && st.reserved_bytes.all.current > best_reserved_) {
       best_reserved_ = st.reserved_bytes.all.current;
-      out.peak_snapshot = allocator_->take_snapshot();
+      out.peak_snapshot = allocator_->take_segments();
     }
   }
 
@@ -529,7 +522,10 @@ class workload_run {
         spent += now_ns() - t0;
         // Out of memory is a result: the allocation is skipped, and so is its free.
         ++out.counts.ooms;
-        if (out.first_oom.empty()) out.first_oom = oom.what();
+        if (out.first_oom.empty()) {
+          out.first_oom = oom.what();
+          if (pending_.size() == 1) out.first_oom_event = current_event_;
+        }
         failed_.insert(pending_[i].id);
         keep_allocated(out, begin, i);
         observe_call(out);
@@ -601,6 +597,7 @@ class workload_run {
   std::vector<void*> ptrs_;                   // its pointers
   observe_options observe_;
   std::int64_t best_reserved_ = -1;
+  std::uint64_t current_event_ = 0;       // the index of the event in hand
   std::optional<std::size_t> last_size_;  // the workload's last successful allocation
   std::uint32_t last_stream_ = 0;
 };
@@ -730,6 +727,7 @@ class allocator_engine final : public measure::engine {
     r.extra["memory_stats"] = policy.stats.flatten();
     r.extra["memory_summary"] = alloc::memory_summary(policy.stats, device_label(ctx.dev));
     if (!policy.first_oom.empty()) r.extra["first_oom"] = policy.first_oom;
+    if (policy.first_oom_event) r.extra["first_oom_event"] = *policy.first_oom_event;
     r.extra["ops"] = policy.counts.to_json();
     r.extra["runs"] = runs;
     r.extra["timing"] = {{"method", std::string(timing_choice.name(
@@ -758,9 +756,9 @@ class allocator_engine final : public measure::engine {
         d["releases_reproducing"] = releases_reproducing(p, setup, ctx.dev);
       r.extra["pytorch_decisions"] = std::move(d);
     }
-    if (first->counts.skipped_frees > 0)
+    if (policy.counts.skipped_frees > 0)
       r.warnings.push_back(
-          fmt::format("{} free(s) of unknown ids were skipped", first->counts.skipped_frees));
+          fmt::format("{} free(s) of unknown ids were skipped", policy.counts.skipped_frees));
 
     if (seen) {
       if (seen->timeline) r.extra["timeline"] = seen->timeline->to_json();
@@ -779,23 +777,25 @@ class allocator_engine final : public measure::engine {
     std::optional<alloc::torch_snapshot_facts> facts;
     if (p.workload == workload_kind::trace && alloc::is_torch_snapshot(p.trace_file))
       facts = alloc::read_torch_snapshot_facts(p.trace_file, p.trace_device);
-    alloc::pytorch_release release = alloc::pytorch_release::newest();
-    s.release_from = "the newest release modelled";
-    if (p.pytorch) {
-      release = *p.pytorch;
-      s.release_from = "the pytorch param";
-    } else if (facts && facts->format) {
-      release = facts->format->newest;
-      s.release_from = fmt::format("the snapshot's format: PyTorch {} ({})",
-                                   facts->format->releases(), facts->format->evidence);
-    }
+    const auto chosen = alloc::choose_release(p.pytorch, "the pytorch param",
+                                              facts ? &*facts : nullptr);
+    const alloc::pytorch_release release = chosen.release;
+    s.release_from = chosen.why;
     if (p.config_text == "snapshot") {
       s.conf = facts && facts->settings ? *facts->settings : alloc::config{};
       s.conf.release = release;
+      if (const std::string why = alloc::unsupported_by(s.conf, release); !why.empty())
+        throw input_error(source, "params.config",
+                          fmt::format("\"snapshot\": its allocator_settings cannot be replayed by "
+                                      "PyTorch {}'s rules: {}",
+                                      release.to_string(), why));
+      if (!facts)
+        r.warnings.push_back(
+            "config \"snapshot\": the trace is not a PyTorch snapshot: PyTorch's defaults");
     } else {
       s.conf = config_for(p, release, source);
     }
-    s.trace = {.device = p.trace_device, .recorded_settings = s.conf};
+    s.trace = {.device = p.trace_device};
     if (!facts) return s;
     s.recorded = std::make_shared<alloc::torch_snapshot_facts>(*facts);
     // PyTorch's decisions are followed under the settings the program ran with, only.
@@ -803,15 +803,19 @@ class allocator_engine final : public measure::engine {
     if (p.allocator != allocator_type::caching) {
       s.not_followed = fmt::format("the {} allocator makes other decisions than PyTorch's",
                                    allocator_choice.name(p.allocator));
-    } else if (facts->settings && !alloc::same_options(*facts->settings, s.conf)) {
+    } else if (facts->settings &&
+               (!alloc::same_options(*facts->settings, s.conf) ||
+                (facts->settings->per_process_memory_fraction &&
+                 facts->settings->per_process_memory_fraction !=
+                     (p.memory_fraction ? p.memory_fraction
+                                        : s.conf.per_process_memory_fraction)))) {
       alloc::config theirs = *facts->settings;
       theirs.release = release;
       s.follow = false;
       s.not_followed = fmt::format(
-          "the case's config \"{}\" is not the snapshot's allocator_settings \"{}\": replayed "
-          "from the recorded start state, not checked against PyTorch's decisions",
+          "the case's config \"{}\" is not the snapshot's allocator_settings \"{}\" (config "
+          "\"snapshot\" replays under them); replayed from the recorded start state",
           s.conf.to_string(), theirs.to_string());
-      r.warnings.push_back(s.not_followed);
     }
     return s;
   }
@@ -828,6 +832,7 @@ class allocator_engine final : public measure::engine {
     for (const auto release : alloc::distinct_rule_sets()) {
       alloc::config conf = setup.conf;  // a snapshot's own settings are a table: any release
       conf.release = release;
+      if (!alloc::unsupported_by(conf, release).empty()) continue;
       if (p.config_text != "snapshot") {
         try {
           conf = config_for(p, release, {});

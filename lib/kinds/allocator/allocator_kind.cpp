@@ -10,6 +10,7 @@
 #include "kinds/allocator/allocator_engine.hpp"
 #include "kinds/allocator/allocator_figures.hpp"
 #include "kinds/allocator/allocator_params.hpp"
+#include "kinds/allocator/snapshot_json.hpp"
 
 namespace pinbench::kinds::allocator {
 
@@ -147,7 +148,8 @@ kind_spec describe() {
                     {"num_device_alloc", false},
                     {"num_alloc_retries", false},
                     {"num_ooms", false}},
-      .figures = figures};
+      .figures = figures,
+      .viewer_snapshot = torch_pickle_form};
 }
 
 }  // namespace pinbench::kinds::allocator

@@ -71,10 +71,25 @@ nlohmann::json torch_pickle_form(const nlohmann::json& snapshot) {
     seg["frames"] = json::array();
     for (auto& b : seg["blocks"]) b["frames"] = json::array();
   }
+  // A release's stack says what made it, as PyTorch's does when it records stacks: the
+  // program's empty_cache(), or the allocator's malloc (its retry path).
+  const json by_empty_cache = json::array(
+      {{{"filename", "torch/cuda/memory.py"}, {"line", 0}, {"name", "empty_cache"}}});
+  const json by_malloc = json::array(
+      {{{"filename", ""},
+        {"line", 0},
+        {"name", "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc"}}});
   for (auto& trace : out["device_traces"]) {
     json kept = json::array();
+    bool emptying = false;
     for (auto& e : trace) {
-      if (e.value("action", "") == "empty_cache") continue;
+      const std::string action = e.value("action", "");
+      if (action == "empty_cache") {
+        emptying = true;
+        continue;
+      }
+      const bool release = action == "segment_free" || action == "segment_unmap";
+      if (!release) emptying = false;
       if (e.contains("seq")) {
         e["time_us"] = e["seq"];
         e.erase("seq");
@@ -84,7 +99,7 @@ nlohmann::json torch_pickle_form(const nlohmann::json& snapshot) {
         e["device_free"] = e["addr"];
         e.erase("addr");
       }
-      e["frames"] = json::array();
+      e["frames"] = release ? (emptying ? by_empty_cache : by_malloc) : json::array();
       kept.push_back(std::move(e));
     }
     trace = std::move(kept);

@@ -24,10 +24,12 @@ namespace pinbench::kinds::allocator {
 [[nodiscard]] nlohmann::json snapshot_json(const alloc::snapshot& s, const alloc::config& conf);
 
 /// A snapshot_json document in the form PyTorch pickles it, for its memory viewer: every
-/// segment, block and trace entry with "frames" (empty: pinbench has no Python stacks), trace
-/// entries with "time_us" (the sequence number: pinbench's order is a counter, not a clock),
-/// segments with "segment_pool_id", and pinbench's own "empty_cache" entries left out (PyTorch
-/// records only the segment_free/segment_unmap an empty_cache() makes).
+/// segment, block and trace entry with "frames" (empty: pinbench has no Python stacks; a
+/// segment_free or segment_unmap has one frame, empty_cache or the allocator's malloc, which
+/// made it, as PyTorch's recorded stacks say), trace entries with "time_us" (the sequence
+/// number: pinbench's order is a counter, not a clock), segments with "segment_pool_id", and
+/// pinbench's own "empty_cache" entries left out (PyTorch records only the
+/// segment_free/segment_unmap an empty_cache() makes).
 [[nodiscard]] nlohmann::json torch_pickle_form(const nlohmann::json& snapshot);
 
 }  // namespace pinbench::kinds::allocator

@@ -20,6 +20,10 @@ each trace written as PyTorch's allocator would have made it (the reasoning besi
   snapshot-expandable.pickle   expandable segments: map, unmap, a range mapped before
   snapshot-devices.pickle      two devices, the OOM on device 1
   snapshot-v2.0.pickle         PyTorch 2.0's format: blocks with a history, no address
+  snapshot-two-reservations.pickle  expandable segments of two pools 27 GiB apart (a 24 GiB
+                               GPU's): one released while the other's pages stay mapped
+  snapshot-fraction.pickle     PyTorch 2.10's format, per_process_memory_fraction in the config
+  bad/pickle-overlapping-segments.pickle, bad/pickle-huge-address.pickle  refused with their path
   bad/pickle-*.pickle    refused: references to os.system (GLOBAL, STACK_GLOBAL, with REDUCE),
                          a truncated pickle, a dict without device_traces
 
@@ -343,6 +347,47 @@ def v2_0_snapshot():
     return {"segments": segments, "device_traces": [trace]}
 
 
+def two_reservations_snapshot():
+    """expandable_segments:True on a 24 GiB GPU: the small pool's reservation S and the large
+    pool's L, 27 GiB above it, each with a page mapped before the recording (L's first 2 MiB
+    live). On a larger device pinbench reserves more than 27 GiB for S: L's pages lie in S's
+    range, and must stay L's when S goes.
+      0-2 4 KiB from S's free page, freed; 3-5 4 MiB from L's free 18 MiB, freed
+      6 empty_cache(): S's page is wholly free: unmapped (and S given back); L's first page
+        holds the live block: nothing of it unmapped
+      7-8 40 MiB: L's free 18 MiB and two more pages mapped after it, at L + 20 MiB
+      9-11 freed; empty_cache(): the two pages, wholly free, unmapped"""
+    small, large = BASE, BASE + 27 * (1 << 30)
+    trace = [entry("alloc", small, 4 * KiB)] + free(small, 4 * KiB)
+    trace += [entry("alloc", large + 2 * MiB, 4 * MiB)] + free(large + 2 * MiB, 4 * MiB)
+    trace += [entry("segment_unmap", small, 2 * MiB, frames=[FRAME_EMPTY_CACHE]),
+              entry("segment_map", large + 20 * MiB, 40 * MiB),
+              entry("alloc", large + 2 * MiB, 40 * MiB)]
+    trace += free(large + 2 * MiB, 40 * MiB)
+    trace += [entry("segment_unmap", large + 20 * MiB, 40 * MiB, frames=[FRAME_EMPTY_CACHE])]
+    segments = [seg(large, 20 * MiB, [(0, 2 * MiB, 2 * MiB, "active_allocated"),
+                                      (2 * MiB, 18 * MiB, 0, "inactive")], expandable=True)]
+    return with_settings(segments, [trace], conf="expandable_segments:True", expandable=True)
+
+
+def fraction_snapshot():
+    """PyTorch 2.10's format (user_metadata in the entries) with per_process_memory_fraction:0.9
+    in PYTORCH_CUDA_ALLOC_CONF, which allocator_settings has no key for: 8 requests of 15 MiB, each
+    a 16 MiB segment of its own (the 1 MiB left is not split off)."""
+    trace = []
+    for k in range(8):
+        at = BASE + k * 0x10000000
+        trace += [entry("segment_alloc", at, 16 * MiB), entry("alloc", at, 15 * MiB)]
+    for e in trace:
+        e["compile_context"] = "N/A"
+        e["user_metadata"] = ""
+    segments = [seg(BASE + k * 0x10000000, 16 * MiB, [(0, 16 * MiB, 15 * MiB, "active_allocated")])
+                for k in range(8)]
+    snap = with_settings(segments, [trace], conf="per_process_memory_fraction:0.9")
+    snap["allocator_settings"]["graph_capture_record_stream_reuse"] = False
+    return snap
+
+
 class RunsCommand:
     """Pickles as a call of os.system: what a malicious "snapshot" would hold."""
 
@@ -370,7 +415,8 @@ def main():
     for name, make in (("start-state", start_state_snapshot), ("releases", releases_snapshot),
                        ("addresses", addresses_snapshot), ("streams", streams_snapshot),
                        ("expandable", expandable_snapshot), ("devices", devices_snapshot),
-                       ("v2.0", v2_0_snapshot)):
+                       ("v2.0", v2_0_snapshot), ("two-reservations", two_reservations_snapshot),
+                       ("fraction", fraction_snapshot)):
         write(f"snapshot-{name}.pickle", pickle.dumps(make(), protocol=4))
     convert("snapshot-p2.pickle", "snapshot.json")
     convert("snapshot-oom.pickle", "snapshot-oom.json")
@@ -383,6 +429,12 @@ def main():
     write("bad/pickle-reduce-os-system.pickle", pickle.dumps(RunsCommand(), protocol=2))
     whole = pickle.dumps(basic, protocol=4)
     write("bad/pickle-truncated.pickle", whole[: len(whole) // 2])
+    overlapping = start_state_snapshot()
+    overlapping["segments"].append(seg(BASE + MiB, 2 * MiB, [], kind="small"))
+    write("bad/pickle-overlapping-segments.pickle", pickle.dumps(overlapping, protocol=4))
+    huge = start_state_snapshot()
+    huge["device_traces"][0][0]["addr"] = 1 << 62
+    write("bad/pickle-huge-address.pickle", pickle.dumps(huge, protocol=4))
     write("bad/pickle-no-device-traces.pickle",
           pickle.dumps({"segments": [], "allocator_settings": settings()}, protocol=4))
 
