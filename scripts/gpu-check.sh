@@ -11,8 +11,10 @@
 #
 # Steps, each under its own budget (SIGINT at the budget: pinbench keeps what it measured):
 #   env 15 s | GPU tests 90 | transfer 70 | references (check, export) 10 | allocator 45 | loader 55 | loader-peer pinned 15 |
-#   multi (collective, data-parallel) 20 | torch transfer peer 55 | torch DataLoader peer 35
-#   (then the summary, ~5 s)
+#   multi (collective, data-parallel) 20 | tune allocator 25 | tune loader 40 | torch transfer peer 55 |
+#   torch DataLoader peer 35 | allocator peer (PyTorch's caching allocator vs pinbench's, exactly) 45
+#   (then the summary, ~5 s). The budgets add up to more than GPU_CHECK_BUDGET: each step gets
+#   the smaller of its own and the time left, and one with under 3 s left is skipped and says so.
 # A failing step does not stop the others.
 #
 # Files in $OUT (default out/gpu-check):
@@ -21,7 +23,8 @@
 #                  nvidia-smi -q, pinbench info, ldd, the carried binaries' needs
 #   gpu-tests.xml  the [gpu] suite, one run, JUnit (the summary has its tally and failures)
 #   pinbench.json  every pinbench run of the check, one pinbench.result/1 document
-#   torch.json     both PyTorch peers, one pinbench.result/1 document (absent without torch)
+#   torch.json     the PyTorch peers (transfer, DataLoader, allocator), one pinbench.result/1
+#                  document (absent without torch)
 #   log.txt        every step's console output
 #
 # Exit: 0 every step passed (or was skipped with a reason), 1 a step failed, 2 no build.
@@ -114,6 +117,180 @@ step_torch_peer() {
   # exec: the peer itself gets run_step's SIGTERM at the budget and writes what it measured
   # before the step ends (a bash in between would die at once and the merge would not wait).
   PYTHONUNBUFFERED=1 exec python3 "$root/scripts/peer/$script.py" "$@"
+}
+
+# The allocator peer: PyTorch's own caching allocator replays the peer traces, one process per
+# setting (PYTORCH_CUDA_ALLOC_CONF is read when CUDA starts; they run side by side), each writing
+# its memory_stats() and the snapshot it recorded from the first request; pinbench replays every
+# snapshot on the device's backend and on the host; compare_allocator.py then wants every
+# statistic equal to PyTorch's, the same segment decisions (segment_alloc/free/map/unmap and
+# their sizes), pinbench's own check reproduced, and both backends alike. Then the OOM: PyTorch
+# runs out of memory under a 600 MiB cap (--stop-at-oom dumps the snapshot as an OOM handler
+# would), `pinbench tune allocator` answers from that snapshot, and PyTorch replays the trace
+# again with the answer under the same memory fraction: no OOM, or tune said no setting avoids
+# it. A rehearsal runs no PyTorch: pinbench's own snapshot of each trace (`pinbench run
+# --snapshot X.pickle`, host) stands in for PyTorch's, through the very same replays, comparison
+# and tune, and the summary says it compares pinbench with itself.
+# Settings: label|PYTORCH_CUDA_ALLOC_CONF|limit: empty (set_per_process_memory_fraction never
+# called), a fraction (0.9) or a cap (800MiB: the fraction cap / the device's total, the same
+# limit on any GPU). garbage_collection_threshold is armed only under a fraction below 1 (PyTorch
+# 2.10+), and collects only near it: under 0.9 of a large GPU this trace never starts a
+# collection (the armed-but-idle path), under an 800 MiB cap it does.
+allocator_peer_settings=(
+  "defaults||"
+  "expandable|expandable_segments:True|"
+  "max-split-64|max_split_size_mb:64|"
+  "roundup-4|roundup_power2_divisions:4|"
+  "gc-0.6-fraction-0.9|garbage_collection_threshold:0.6|0.9"
+  "gc-0.6|garbage_collection_threshold:0.6|800MiB"
+)
+allocator_peer_oom="oom-defaults||600MiB"
+# The device an emulated run stands for in a rehearsal (the host backend has no total to read).
+allocator_peer_host_memory=8GiB
+
+# info.<key> of a reference's one case, one line each ("" for none; a float as Python's repr).
+reference_info() {
+  python3 - "$@" <<'PY'
+import json, sys
+info = json.load(open(sys.argv[1]))["scenarios"][0]["cases"][0]["info"]
+for key in sys.argv[2:]:
+    v = info.get(key)
+    print("" if v is None else repr(v) if isinstance(v, float) else v)
+PY
+}
+
+# One reference for the label: PyTorch's replay (the peer), or in a rehearsal pinbench's own run
+# of the trace and its snapshot. LABEL TRACE CONF LIMIT [PEER OPTIONS...]; writes
+# $dir/LABEL.torch.json (or .standin.json) and $dir/LABEL.pickle.
+allocator_reference() {
+  local label=$1 trace=$2 conf=$3 limit=$4
+  shift 4
+  local capping=()
+  if [[ $limit == *.* ]]; then
+    capping=(--memory-fraction "$limit")
+  elif [[ -n $limit ]]; then
+    capping=(--memory-cap "$limit")
+  fi
+  if [[ $mode == rehearse ]]; then
+    # A fraction given as such (the OOM's rerun) is passed through; pinbench cannot stop at an
+    # OOM, so --stop-at-oom is dropped (its run goes on past the OOM, which tune's replay sees).
+    local extra=() a
+    for a in "$@"; do [[ $a == --stop-at-oom ]] || extra+=("$a"); done
+    python3 "$peer_dir/compare_allocator.py" trace-scenario "$trace" --name "allocator-peer-own-$label" \
+      --device-memory "$allocator_peer_host_memory" --config "$conf" "${capping[@]}" "${extra[@]}" \
+      --out "$dir/scenario-own-$label.json" &&
+      "$PINBENCH" run --backend host "$dir/scenario-own-$label.json" --out "$dir/own-$label.json" \
+        --snapshot "$dir/$label.pickle" -q &&
+      python3 "$peer_dir/compare_allocator.py" stand-in "$dir/own-$label.json" "$dir/$label.pickle" \
+        --label "$label" --out "$dir/$label.standin.json"
+  else
+    PYTHONUNBUFFERED=1 python3 "$peer_dir/torch_allocator.py" "$trace" --conf "$conf" "${capping[@]}" \
+      "$@" --label "$label" --snapshot "$dir/$label.pickle" --out "$dir/$label.torch.json"
+  fi
+}
+
+step_allocator_peer() {
+  if ! command -v python3 >/dev/null; then
+    echo "skipped: no python3" | tee "$work/allocator-peer.why"
+    return 77
+  fi
+  local traces="$root/tests/data/traces" failed=0 s label conf limit trace rc i
+  peer_dir="$root/scripts/peer"
+  dir="$work/allocator-peer"
+  mkdir -p "$dir"
+  local kind=torch device_run=$backend
+  # The two replays' names in the comparison: the device's backend, and the host.
+  [[ $device_run == host ]] && device_run=host-as-device
+  if [[ $mode == rehearse ]]; then
+    kind=standin
+    echo "rehearsal: no PyTorch; pinbench's own snapshot of each trace stands in for PyTorch's"
+  fi
+  # 1. The references, side by side (each its own process: PyTorch reads the setting at start).
+  local -a pids=() labels=() refs=()
+  for s in "${allocator_peer_settings[@]}" "$allocator_peer_oom"; do
+    IFS='|' read -r label conf limit <<<"$s"
+    trace="$traces/peer-settings.json"
+    local stop=()
+    if [[ $s == "$allocator_peer_oom" ]]; then
+      trace="$traces/peer-oom.json" stop=(--stop-at-oom)
+    fi
+    allocator_reference "$label" "$trace" "$conf" "$limit" "${stop[@]}" &
+    pids+=("$!") labels+=("$label")
+  done
+  local unavailable=0
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}"
+    rc=$?
+    if ((rc == 3)); then
+      unavailable=$((unavailable + 1))
+    elif ((rc != 0)); then
+      echo "allocator-peer: ${labels[$i]}: the reference failed (exit $rc)"
+      failed=1
+    fi
+  done
+  if ((unavailable == ${#pids[@]})); then
+    echo "skipped: python3 cannot import torch with CUDA" | tee "$work/allocator-peer.why"
+    return 77
+  fi
+  ((unavailable == 0)) || { echo "allocator-peer: $unavailable reference(s) found no torch with CUDA"; failed=1; }
+  for label in "${labels[@]}"; do
+    [[ -s $dir/$label.$kind.json ]] && refs+=("$dir/$label.$kind.json")
+  done
+  ((${#refs[@]} > 0)) || { echo "allocator-peer: no reference was written"; return 1; }
+
+  # 2. pinbench replays every snapshot on the device's backend and on the host, 3. compares.
+  local -a device_scenarios host_scenarios
+  mapfile -t device_scenarios < <(python3 "$peer_dir/compare_allocator.py" replay-scenarios \
+    "${refs[@]}" --out-dir "$dir/scenarios-device")
+  mapfile -t host_scenarios < <(python3 "$peer_dir/compare_allocator.py" replay-scenarios \
+    "${refs[@]}" --out-dir "$dir/scenarios-host" --name-suffix=-host)
+  if ((${#device_scenarios[@]} != ${#refs[@]} || ${#host_scenarios[@]} != ${#refs[@]})); then
+    echo "allocator-peer: a reference gave no replay scenario"
+    failed=1
+  fi
+  # Never an empty list: `pinbench run` of no scenario runs the built-in quick suite.
+  if ((${#device_scenarios[@]} > 0)); then
+    "$PINBENCH" run --backend "$backend" "${device_scenarios[@]}" \
+      --out "$work/allocator-peer-device.json" --snapshot "$dir/replay-device.snapshots.json" -q ||
+      failed=1
+  fi
+  if ((${#host_scenarios[@]} > 0)); then
+    "$PINBENCH" run --backend host "${host_scenarios[@]}" --out "$work/allocator-peer-host.json" \
+      --snapshot "$dir/replay-host.snapshots.json" -q || failed=1
+  fi
+  python3 "$peer_dir/compare_allocator.py" compare --reference "${refs[@]}" \
+    --pinbench "$device_run" "$work/allocator-peer-device.json" "$dir/replay-device.snapshots.json" \
+    --pinbench host "$work/allocator-peer-host.json" "$dir/replay-host.snapshots.json" \
+    --out "$work/allocator-peer-compare.json" || failed=1
+
+  # 4. The OOM: tune answers from the snapshot PyTorch dumped at it, on the device's capacity and
+  # the same memory fraction; the answer is replayed in PyTorch again.
+  IFS='|' read -r label conf limit <<<"$allocator_peer_oom"
+  local before="$dir/$label.$kind.json" tune="$work/tune-allocator-peer.json"
+  [[ -s $before ]] || { echo "allocator-peer: no OOM reference ($before)"; return 1; }
+  local -a oom answer after=()
+  mapfile -t oom < <(reference_info "$before" snapshot device_total_bytes memory_fraction)
+  "$PINBENCH" tune allocator "${oom[0]}" --capacity "${oom[1]}" --memory-fraction "${oom[2]}" \
+    --backend "$backend" --budget 15s --out "$tune"
+  rc=$?
+  # Exit 1 is an answer too (no setting avoids the OOM), its result written.
+  if ! ((rc == 0 || rc == 1)) || [[ ! -s $tune ]]; then
+    echo "allocator-peer: tune failed (exit $rc)"
+    failed=1
+  fi
+  mapfile -t answer < <(python3 "$peer_dir/compare_allocator.py" answer "$tune")
+  if [[ ${answer[0]:-} == export ]]; then
+    echo "allocator-peer: tune's answer: PYTORCH_CUDA_ALLOC_CONF=\"${answer[1]}\", memory fraction ${answer[2]:-${oom[2]}}"
+    if allocator_reference oom-answer "$traces/peer-oom.json" "${answer[1]}" "" \
+      --memory-fraction "${answer[2]:-${oom[2]}}"; then
+      after=(--after "$dir/oom-answer.$kind.json")
+    else
+      failed=1
+    fi
+  fi
+  python3 "$peer_dir/compare_allocator.py" oom-check --before "$before" --tune "$tune" "${after[@]}" \
+    --out "$work/allocator-peer-oom.json" || failed=1
+  return "$failed"
 }
 
 # The transfer result judged against references frozen from itself (it must pass: the device's
@@ -265,16 +442,26 @@ run_step torch_transfer 55 "$0" __step torch_peer torch_transfer --budget 40 \
   --out "$work/torch-transfer.json"
 run_step torch_dataloader 35 "$0" __step torch_peer torch_dataloader --device cuda --pin-memory \
   --quick --out "$work/torch-dataloader.json"
+run_step allocator-peer 45 "$0" __step allocator_peer
 
 # ---- 5. the files that come back -------------------------------------------------------------------
 if command -v python3 >/dev/null; then
   report="$root/scripts/gpu_check_report.py"
+  # The allocator peer's pinbench runs (a rehearsal's own runs of the traces too) and its
+  # verdicts (pinbench.allocator-peer/1: merged as the result's "allocator_peer" block).
+  shopt -s nullglob
+  own_runs=("$work"/allocator-peer/own-*.json)
+  torch_allocator=("$work"/allocator-peer/*.torch.json)
+  shopt -u nullglob
   python3 "$report" merge "$OUT/pinbench.json" "$work/transfer.json" "$work/allocator.json" \
     "$work/loader.json" "$work/loader-peer-pinned.json" "$work/multi.json" \
-    "$work/tune-allocator.json" "$work/tune-loader.json" 2>>"$log" || failed=1
-  if [[ -f "$work/torch-transfer.json" || -f "$work/torch-dataloader.json" ]]; then
+    "$work/tune-allocator.json" "$work/tune-loader.json" "$work/allocator-peer-device.json" \
+    "$work/allocator-peer-host.json" "$work/tune-allocator-peer.json" "${own_runs[@]}" \
+    "$work/allocator-peer-compare.json" "$work/allocator-peer-oom.json" 2>>"$log" || failed=1
+  if [[ -f "$work/torch-transfer.json" || -f "$work/torch-dataloader.json" ]] ||
+    ((${#torch_allocator[@]} > 0)); then
     python3 "$report" merge "$OUT/torch.json" "$work/torch-transfer.json" \
-      "$work/torch-dataloader.json" 2>>"$log" || true
+      "$work/torch-dataloader.json" "${torch_allocator[@]}" 2>>"$log" || true
   fi
   rehearse_flag=()
   [[ $mode == rehearse ]] && rehearse_flag=(--rehearse)

@@ -43,12 +43,25 @@ def write_atomic(path, text):
 
 # ---- merge ---------------------------------------------------------------------------------
 
+ALLOCATOR_PEER = "pinbench.allocator-peer/1"
+
+
 def merge(out, inputs):
     merged, commands, missing = None, [], []
+    peer = None  # scripts/peer/compare_allocator.py's verdicts, kept in one block
     for path in inputs:
         doc = load(path)
         if doc is None:
             missing.append(os.path.basename(path))
+            continue
+        if doc.get("schema") == ALLOCATOR_PEER:
+            if peer is None:
+                peer = {"reference": doc.get("reference"), "comparisons": [], "oom_checks": []}
+            if doc.get("reference") == "stand-in":
+                peer["reference"] = "stand-in"
+            peer["comparisons"].extend(doc.get("comparisons", []))
+            if isinstance(doc.get("oom_check"), dict):
+                peer["oom_checks"].append(doc["oom_check"])
             continue
         if merged is None:
             merged = dict(doc)
@@ -71,6 +84,8 @@ def merge(out, inputs):
               file=sys.stderr)
         return 1
     merged["command_line"] = " ; ".join(commands)
+    if peer is not None:
+        merged["allocator_peer"] = peer
     write_atomic(out, json.dumps(merged, indent=2) + "\n")
     if missing:
         print(f"gpu_check_report: merge: left out (missing or unreadable): {', '.join(missing)}",
@@ -164,7 +179,12 @@ def ceilings(doc, scenario):
 def judge_section(pb):
     """Per scenario: clocks, throttling and NUMA placement, so a figure can be judged."""
     rows = []
+    peer_replays = 0
     for s in (pb or {}).get("scenarios", []):
+        # The allocator-peer step's replays: counters compared in their own table.
+        if s.get("name", "").startswith("allocator-peer-"):
+            peer_replays += 1
+            continue
         watched = throttled = discarded = placed = numa_cases = 0
         reasons, sm, nodes = set(), [], set()
         note = "-"
@@ -201,7 +221,9 @@ def judge_section(pb):
             "reads low between cases. Throttled: cases during which a power, thermal or HW "
             "slowdown reason was seen.\n\n"
             + table(["scenario", "cases watched", "sm clock MHz", "throttled", "reasons seen",
-                     "samples discarded", "numa placed"], rows))
+                     "samples discarded", "numa placed"], rows)
+            + (f"\n_({peer_replays} allocator-peer-* scenarios left out: their counters are "
+               "compared in \"allocator: PyTorch vs pinbench\")_\n" if peer_replays else ""))
 
 
 def host_call_section(pb):
@@ -225,7 +247,8 @@ def host_call_section(pb):
 def allocator_section(pb):
     rows = []
     for s, c in cases(pb):
-        if s.get("kind") != "allocator":
+        # The allocator-peer step's replays have their own table.
+        if s.get("kind") != "allocator" or s.get("name", "").startswith("allocator-peer-"):
             continue
         if c.get("status") != "ok":
             rows.append([s["name"], c.get("id") or "(default)", c.get("status"), "-", "-", "-",
@@ -238,6 +261,78 @@ def allocator_section(pb):
             f"backend: {backend_of(pb)}\n\n"
             + table(["scenario", "case", "status", "alloc ns", "free ns", "device allocs",
                      "OOMs"], rows))
+
+
+def peer_value(row, run):
+    v = row.get(run)
+    return "-" if v is None else str(v)
+
+
+def allocator_peer_section(pb, rehearse):
+    """The allocator-peer step: PyTorch's caching allocator (scripts/peer/torch_allocator.py)
+    against pinbench's replay of the snapshot PyTorch wrote, exactly; in a rehearsal, pinbench's
+    own snapshot stands in for PyTorch's and the table says so."""
+    block = (pb or {}).get("allocator_peer")
+    head = "### allocator: PyTorch vs pinbench\n\n"
+    if not isinstance(block, dict):
+        return head + "_(no comparison: see the allocator-peer step)_\n"
+    stand_in = block.get("reference") == "stand-in"
+    ref_name = "pinbench's own run" if stand_in else "PyTorch"
+    if stand_in:
+        head += ("**Rehearsal on pinbench's own snapshots: no PyTorch ran.** Each reference "
+                 "below is pinbench's own run of the trace (`pinbench run --snapshot X.pickle`), "
+                 "replayed again by pinbench: this proves the step's plumbing (snapshots, "
+                 "replays, comparison, tune and its answer), not that pinbench decides as "
+                 "PyTorch does.\n\n")
+    else:
+        head += ("PyTorch's caching allocator replayed each trace (`scripts/peer/"
+                 "torch_allocator.py`: caching_allocator_alloc/delete, memory history "
+                 "recorded); pinbench replayed the snapshot PyTorch wrote on each backend. "
+                 "Every statistic is compared exactly; the segment decisions are the "
+                 "snapshot's segment_alloc/free/map/unmap entries with their sizes.\n\n")
+    rows = []
+    for c in block.get("comparisons", []):
+        stats = {r.get("name"): r for r in c.get("stats", [])}
+        runs = list((c.get("runs") or {}).keys())
+        peak = stats.get("reserved_bytes.all.peak", {})
+        fraction = c.get("memory_fraction")
+        decided = [r for r in c.get("stats", []) if r.get("decides")]
+        equal = sum(1 for r in decided if r.get("equal"))
+        decisions = []
+        for run in runs:
+            d = (c["runs"][run] or {}).get("decisions") or {}
+            decisions.append(f"{run} {'=' if d.get('equal') else '≠'}")
+        checks = []
+        for run in runs:
+            sc = (c["runs"][run] or {}).get("self_check") or {}
+            checks.append(f"{run} {sc.get('identical', '-')}/{sc.get('pytorch', '-')}"
+                          + ("" if sc.get("reproduced") else " NOT reproduced"))
+        rows.append([
+            c.get("label", "?"), c.get("config") or "(defaults)",
+            "-" if fraction is None else f"{fraction:.6g}",
+            peak.get("reference", "-"),
+            " / ".join(peer_value(peak, r) for r in runs) or "-",
+            f"{equal}/{len(decided)}",
+            f"{c.get('reference_decisions', '-')} ({', '.join(decisions) or '-'})",
+            "; ".join(checks) or "-",
+            c.get("reference_ooms", "-"),
+            "ok" if c.get("ok") else "MISMATCH: " + "; ".join(c.get("problems", [])[:2]),
+        ])
+    run_names = []
+    for c in block.get("comparisons", []):
+        for run in (c.get("runs") or {}):
+            if run not in run_names:
+                run_names.append(run)
+    out = head + table(
+        ["setting", "config", "memory fraction", f"reserved peak ({ref_name})",
+         f"reserved peak (pinbench: {' / '.join(run_names) or '-'})", "stats equal",
+         "segment decisions", "pinbench's own check (identical/decisions)", "OOMs", "verdict"],
+        rows)
+    for o in block.get("oom_checks", []):
+        out += f"\n- {'passed' if o.get('ok') else 'FAILED'}: {o.get('verdict', '?')}\n"
+    if rehearse and not stand_in:
+        out += "\n_(a rehearsal whose references are not marked as stand-ins: check the step)_\n"
+    return out
 
 
 def loader_section(pb, th):
@@ -337,7 +432,8 @@ def summary(args):
     head += "\n### Steps\n\n" + table(["step", "status", "seconds", "budget s"], steps)
     parts = [head, tests_section(args.junit), judge_section(pb), bandwidth_section(pb, th),
              host_call_section(pb),
-             allocator_section(pb), loader_section(pb, th), tune_section(pb),
+             allocator_section(pb), allocator_peer_section(pb, args.rehearse),
+             loader_section(pb, th), tune_section(pb),
              differences_section(th)]
     write_atomic(args.out, "\n".join(p for p in parts if p))
     return 0

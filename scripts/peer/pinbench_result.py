@@ -7,6 +7,7 @@ import argparse
 import datetime
 import math
 import os
+import signal
 import platform
 import re
 import socket
@@ -124,3 +125,47 @@ def write_atomic(path, text, prefix, shared=False):
         except OSError:
             pass
         raise
+
+
+class Interruption:
+    """SIGINT and SIGTERM end the peer's work as KeyboardInterrupt (once), so that what was
+    measured so far is still written; `signum` is the signal that came."""
+
+    def __init__(self):
+        self.signum = None
+
+    def catch(self):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._on_signal)
+
+    def _on_signal(self, signum, frame):
+        # Once: a step's budget may deliver SIGTERM twice (to the peer, then to its group), and
+        # a second KeyboardInterrupt would cut the handling of the first.
+        if self.signum is not None:
+            return
+        self.signum = signum
+        raise KeyboardInterrupt
+
+    def hold_off(self):
+        """While the file is written: a second signal must not cut it."""
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
+
+    def exit_code(self):
+        return 128 + (self.signum or signal.SIGINT)
+
+
+def cuda_device_info(torch, index):
+    """The CUDA device a peer measured, as pinbench's environment block names it."""
+    props = torch.cuda.get_device_properties(index)
+    uuid = getattr(props, "uuid", None)
+    return {
+        "name": torch.cuda.get_device_name(index),
+        "uuid": f"GPU-{uuid}" if uuid is not None else None,
+        "index": index,
+        "compute_capability": f"{props.major}.{props.minor}",
+        "runtime": torch.version.cuda,
+        "memory_bytes": props.total_memory,
+        "multiprocessors": props.multi_processor_count,
+        "emulated": False,
+    }

@@ -717,19 +717,7 @@ def measure_case(torch, setup, workers, units, args):
 def device_info(torch, device):
     if device == "cpu":
         return {"name": "none (batches stay on the CPU)", "emulated": False}
-    index = torch.cuda.current_device()
-    props = torch.cuda.get_device_properties(index)
-    uuid = getattr(props, "uuid", None)
-    return {
-        "name": torch.cuda.get_device_name(index),
-        "uuid": f"GPU-{uuid}" if uuid is not None else None,
-        "index": index,
-        "compute_capability": f"{props.major}.{props.minor}",
-        "runtime": torch.version.cuda,
-        "memory_bytes": props.total_memory,
-        "multiprocessors": props.multi_processor_count,
-        "emulated": False,
-    }
+    return pinbench_result.cuda_device_info(torch, torch.cuda.current_device())
 
 
 def environment(torch, setup):

@@ -21,7 +21,6 @@ import math
 import os
 import re
 import shlex
-import signal
 import statistics
 import sys
 import time
@@ -30,7 +29,8 @@ import time
 # so the script runs from any working directory.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pinbench_result import (  # noqa: E402
-    document_head, format_bytes_compact, host_info, metric, parse_bytes, write_atomic)
+    Interruption, document_head, format_bytes_compact, host_info, metric, parse_bytes,
+    write_atomic)
 
 PROG = "torch_transfer"
 SOURCE = "scripts/peer/torch_transfer.py"
@@ -460,34 +460,6 @@ def measure_case(torch, direction, memory, mode, nbytes, rule, side, sleep_rate,
 
 
 # ---- main -----------------------------------------------------------------------------------
-
-class Interruption:
-    """SIGINT and SIGTERM end the measuring as KeyboardInterrupt, so that the cases measured so
-    far are still written; `signum` is the signal that came."""
-
-    def __init__(self):
-        self.signum = None
-
-    def catch(self):
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, self._on_signal)
-
-    def _on_signal(self, signum, frame):
-        # Once: a step's budget may deliver SIGTERM twice (to the peer, then to its group), and
-        # a second KeyboardInterrupt would cut the handling of the first.
-        if self.signum is not None:
-            return
-        self.signum = signum
-        raise KeyboardInterrupt
-
-    def hold_off(self):
-        """While the file is written: a second signal must not cut it."""
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_IGN)
-
-    def exit_code(self):
-        return 128 + (self.signum or signal.SIGINT)
-
 
 def positive_seconds(text):
     try:

@@ -2,6 +2,10 @@
 # scripts/gpu-check.sh --rehearse holds to what the device check promises: exit 0, at most 6
 # files in $OUT and none in a subfolder, within 420 s, a summary.md that says it is a rehearsal
 # and has the side-by-side tables, and one result document with every pinbench step's scenarios.
+# The allocator-peer step's plumbing too: with pinbench's own snapshots standing in for
+# PyTorch's, every setting replayed on both runs and compared equal, the OOM tuned and its
+# answer replayed without one, all of it in pinbench.json and the summary (said to be a
+# rehearsal), within the step's 45 s, and no torch.json.
 #   test_gpu_check_rehearse.sh BUILD_DIR OUT_DIR
 set -uo pipefail
 build=$1 out=$2
@@ -53,6 +57,53 @@ assert "transfer-size" in names and names.count("loader-peer") == 2, names
 size = next(s for s in doc["scenarios"] if s["name"] == "transfer-size")
 small = [c for c in size["cases"] if c["params"]["bytes"] == "4KiB" and c["status"] == "ok"]
 assert small and all(c["info"]["copies_per_sample"] == 16 for c in small), small[:1]
+PY
+grep -q 'allocator: PyTorch vs pinbench' "$out/summary.md" ||
+  fail "summary.md lacks the \"allocator: PyTorch vs pinbench\" table"
+grep -q "Rehearsal on pinbench's own snapshots: no PyTorch ran" "$out/summary.md" ||
+  fail "summary.md does not say the allocator comparison is a rehearsal on pinbench's own snapshots"
+[[ ! -e $out/torch.json ]] || fail "torch.json written by a rehearsal: no PyTorch ran"
+python3 - "$out/summary.md" <<'PY' || fail "the allocator-peer step did not pass within its 45 s"
+import re, sys
+rows = [re.match(r"\| allocator-peer \| ([^|]*) \| (\d+) \| (\d+) \|", line)
+        for line in open(sys.argv[1])]
+row = next((m for m in rows if m), None)
+assert row, "no allocator-peer row in the step table"
+status, seconds, budget = row.group(1).strip(), int(row.group(2)), int(row.group(3))
+print(f"allocator-peer: {status} in {seconds} s (budget {budget} s)")
+assert status == "passed" and budget == 45 and seconds <= budget, row.group(0)
+PY
+python3 - "$out/pinbench.json" <<'PY' || fail "pinbench.json does not hold the allocator-peer step's replays and verdicts"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+peer = doc["allocator_peer"]
+assert peer["reference"] == "stand-in", peer["reference"]
+labels = ["defaults", "expandable", "max-split-64", "roundup-4", "gc-0.6-fraction-0.9", "gc-0.6",
+          "oom-defaults"]
+got = [c["label"] for c in peer["comparisons"]]
+assert sorted(got) == sorted(labels), got
+for c in peer["comparisons"]:
+    assert c["ok"] and c["reference"] == "stand-in", c["verdict"]
+    assert sorted(c["runs"]) == ["host", "host-as-device"], c["runs"]
+    assert all(r["equal"] for r in c["stats"] if r["decides"]), c["stats"]
+    assert len([r for r in c["stats"] if r["decides"]]) == 12, c["stats"]
+    assert c["reference_decisions"] > 0, c
+gc = next(c for c in peer["comparisons"] if c["label"] == "gc-0.6")
+assert gc["memory_fraction"] and gc["config"] == "garbage_collection_threshold:0.6", gc
+gc9 = next(c for c in peer["comparisons"] if c["label"] == "gc-0.6-fraction-0.9")
+assert gc9["memory_fraction"] == 0.9, gc9
+oom = next(c for c in peer["comparisons"] if c["label"] == "oom-defaults")
+assert oom["reference_ooms"] >= 1, oom
+assert len(peer["oom_checks"]) == 1 and peer["oom_checks"][0]["ok"], peer["oom_checks"]
+check = peer["oom_checks"][0]
+assert check["answer_kind"] in ("export", "no-setting"), check
+assert check["answer_kind"] != "export" or check["after"]["num_ooms"] == 0, check
+names = {s["name"] for s in doc["scenarios"]}
+for label in labels:
+    assert f"allocator-peer-{label}" in names and f"allocator-peer-{label}-host" in names, label
+    assert f"allocator-peer-own-{label}" in names, label
+assert any(t.get("inputs", {}).get("memory_fraction") == oom["memory_fraction"]
+           for t in doc.get("tunes", [])), "the allocator-peer tune is not merged"
 PY
 "$build/app/pinbench" report "$out/pinbench.json" --md - --quiet >/dev/null \
   || fail "pinbench report cannot read the merged pinbench.json"
