@@ -295,6 +295,9 @@ nlohmann::json decisions_json(const alloc::torch_snapshot_facts& facts,
   d["reproduced"] = check->reproduced();
   d["empty_cache_from_trace"] = check->empty_cache_calls;
   d["failures_as_pytorch"] = check->forced_failures;
+  d["pytorch_peak_reserved"] = check->pytorch_peak_reserved;
+  d["device_bytes"] = check->device_bytes;
+  if (check->device_limit) d["pytorch_device_limit"] = *check->device_limit;
   d["summary"] = check->summary();
   if (check->first) {
     const auto& f = *check->first;
