@@ -31,6 +31,12 @@ PyTorch wrote, and checks a `pinbench tune allocator` answer in PyTorch.
   compare_allocator.py stand-in RESULT.json PICKLE [--label L] --out REF.json
       a one-case pinbench result and its snapshot pickle as a reference in the peer's shape,
       marked as pinbench's own (a rehearsal without PyTorch compares pinbench with itself)
+  compare_allocator.py snapshots PINBENCH SNAPSHOT.pickle... [--device-memory SIZE] [--out F]
+      snapshots a program wrote (anyone's): each device trace with segment entries replayed by
+      `pinbench run` under the snapshot's own settings (config "snapshot"), PyTorch's segment
+      decisions against the replay's `--snapshot` trace; one line per trace, identical/total
+      (the leading decisions equal in action and size) and the first difference; exit 1 when
+      one is not identical
 
 A reference is the peer's result (tool "torch-peer") or a stand-in; compare's output and
 oom-check's are pinbench.allocator-peer/1 documents, which scripts/gpu_check_report.py merges
@@ -664,6 +670,58 @@ def fraction_arg(text):
     return value
 
 
+def cmd_snapshots(args):
+    """Each device trace of each snapshot, replayed and compared (see the usage)."""
+    import subprocess
+    import tempfile
+    rows, failed = [], 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in args.snapshots:
+            snapshot = load_pickle(path)
+            traces = snapshot.get("device_traces") if isinstance(snapshot, dict) else None
+            if not isinstance(traces, list):
+                raise Unreadable(f"{path}: no device_traces (was memory history recorded?)")
+            for device, trace in enumerate(traces):
+                theirs = segment_decisions(trace or [])
+                if not theirs:
+                    continue
+                scenario = os.path.join(tmp, "replay.json")
+                out, snaps = os.path.join(tmp, "r.json"), os.path.join(tmp, "s.json")
+                with open(scenario, "w", encoding="utf-8") as f:
+                    json.dump({"schema": "pinbench.scenario/1", "name": "replay",
+                               "kind": "allocator",
+                               "params": {"workload": "trace", "trace_file": os.path.abspath(path),
+                                          "trace_device": device, "config": "snapshot",
+                                          "device_memory": args.device_memory},
+                               "sampling": {"warmup": 0, "min_samples": 1, "max_samples": 1}}, f)
+                run = subprocess.run([args.pinbench, "run", scenario, "--backend", "host", "-q",
+                                      "--out", out, "--snapshot", snaps],
+                                     capture_output=True, text=True)
+                row = {"snapshot": path, "device": device, "pytorch": len(theirs)}
+                if run.returncode != 0:
+                    row.update(identical=0, error=run.stderr.strip().splitlines()[-1:])
+                else:
+                    ours = pinbench_decisions(load_json(snaps), "replay") or []
+                    i = first_difference(theirs, ours)
+                    row["identical"] = len(theirs) if i is None else i
+                    if i is not None:
+                        row["first_difference"] = {
+                            "index": i, "pytorch": describe(theirs[i] if i < len(theirs) else None),
+                            "pinbench": describe(ours[i] if i < len(ours) else None)}
+                    info = only_case(load_json(out), out).get("info", {})
+                    row["check"] = (info.get("pytorch_decisions") or {}).get("summary")
+                failed += row["identical"] != row["pytorch"]
+                rows.append(row)
+                tail = "" if row["identical"] == row["pytorch"] else (
+                    f"  first difference: {row.get('first_difference') or row.get('error')}")
+                print(f"{path}@{device}: {row['identical']}/{row['pytorch']}{tail}")
+    if args.out:
+        write_atomic(args.out, json.dumps({"schema": "pinbench.snapshot-sweep/1", "traces": rows},
+                                          indent=1) + "\n", prefix=".sweep-")
+    print(f"{len(rows) - failed} of {len(rows)} device traces identical")
+    return 1 if failed else 0
+
+
 def main(argv=None):
     ap = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
@@ -697,10 +755,16 @@ def main(argv=None):
     s.add_argument("pickle")
     s.add_argument("--label")
     s.add_argument("--out", required=True)
+    w = sub.add_parser("snapshots")
+    w.add_argument("pinbench")
+    w.add_argument("snapshots", nargs="+")
+    w.add_argument("--device-memory", default="192GiB")
+    w.add_argument("--out")
     args = ap.parse_args(argv)
     handlers = {"replay-scenarios": cmd_replay_scenarios, "compare": cmd_compare,
                 "answer": cmd_answer, "oom-check": cmd_oom_check,
-                "trace-scenario": cmd_trace_scenario, "stand-in": cmd_stand_in}
+                "trace-scenario": cmd_trace_scenario, "stand-in": cmd_stand_in,
+                "snapshots": cmd_snapshots}
     try:
         return handlers[args.command](args)
     except Unreadable as e:

@@ -786,6 +786,17 @@ def check_with_pinbench(pinbench, folder):
     check(r.returncode == 0 and "passed" in r.stdout, f"oom-check: {r.stdout}{r.stderr}")
 
 
+def check_snapshot_sweep(pinbench):
+    """The sweep over snapshots a program wrote: the repository's fixtures, one per situation a
+    replay must reproduce, all identical."""
+    fixtures = sorted(os.path.join(TRACES, n) for n in os.listdir(TRACES)
+                      if n.startswith("snapshot-") and n.endswith(".pickle"))
+    r = sh([sys.executable, COMPARE, "snapshots", pinbench, *fixtures, "--device-memory", "80GiB"])
+    check(r.returncode == 0 and r.stdout.strip().endswith("device traces identical")
+          and " 0 of " not in r.stdout,
+          f"snapshots: exit {r.returncode}: {r.stdout[-400:]}{r.stderr[-300:]}")
+
+
 def main(argv):
     if "--write-traces" in argv:
         for name, text in make_traces().items():
@@ -808,6 +819,7 @@ def main(argv):
         pinbench = find_pinbench(argv)
         if pinbench:
             check_with_pinbench(pinbench, folder)
+            check_snapshot_sweep(pinbench)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     for f in failures:
