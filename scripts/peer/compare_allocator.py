@@ -47,14 +47,13 @@ anything is refused).
 
 import argparse
 import json
-import math
 import os
 import pickle
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pinbench_result import parse_bytes, write_atomic  # noqa: E402
+from pinbench_result import parse_bytes, parse_fraction, write_atomic  # noqa: E402
 
 PROG = "compare_allocator"
 SCHEMA = "pinbench.allocator-peer/1"
@@ -660,16 +659,6 @@ def cmd_oom_check(args):
 
 # ---- main ----------------------------------------------------------------------------------
 
-def fraction_arg(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'not a number: "{text}"') from None
-    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
-        raise argparse.ArgumentTypeError(f'must be between 0 and 1: "{text}"')
-    return value
-
-
 def cmd_snapshots(args):
     """Each device trace of each snapshot, replayed and compared (see the usage)."""
     import subprocess
@@ -748,7 +737,7 @@ def main(argv=None):
     t.add_argument("--config", default="")
     g = t.add_mutually_exclusive_group()
     g.add_argument("--memory-cap", type=parse_bytes)
-    g.add_argument("--memory-fraction", type=fraction_arg)
+    g.add_argument("--memory-fraction", type=parse_fraction)
     t.add_argument("--out", required=True)
     s = sub.add_parser("stand-in")
     s.add_argument("result")

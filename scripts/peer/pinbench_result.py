@@ -12,6 +12,7 @@ import platform
 import re
 import socket
 import statistics
+import sys
 import tempfile
 
 SCHEMA = "pinbench.result/1"
@@ -26,6 +27,30 @@ def parse_bytes(text, example="4KiB, 64MiB, 4096"):
     value = int(m.group(1)) * UNITS[m.group(2) or ""]
     if value <= 0:
         raise argparse.ArgumentTypeError(f'size must be positive: "{text}"')
+    return value
+
+
+def int_at_least(low):
+    """An argparse type: an integer >= low, in the words pinbench's own checks use."""
+    def parse(text):
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f'not an integer: "{text}"') from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {value}")
+        return value
+    return parse
+
+
+def parse_fraction(text):
+    """An argparse type: a number between 0 and 1, both included."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'not a number: "{text}"') from None
+    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise argparse.ArgumentTypeError(f'must be between 0 and 1: "{text}"')
     return value
 
 
@@ -105,26 +130,36 @@ def host_info():
     }
 
 
-def write_atomic(path, text, prefix, shared=False):
-    """Writes `text` to `path` through a temporary file beside it, so that a reader never sees
-    half a document. mkstemp makes the file 0600; `shared` gives it the umask's usual mode."""
+def replace_atomically(path, prefix, write, shared=False, suffix=""):
+    """Makes `path` through a temporary file beside it, so that a reader never sees half a
+    file: `write(tmp)` fills the temporary file, which is then renamed. mkstemp makes the file
+    0600; `shared` gives it the umask's usual mode."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=prefix, dir=directory)
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        result = write(tmp)
         if shared:
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
+        return result
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+
+
+def write_atomic(path, text, prefix, shared=False):
+    """Writes `text` to `path` as replace_atomically does."""
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+    replace_atomically(path, prefix, write, shared)
 
 
 class Interruption:
@@ -153,6 +188,26 @@ class Interruption:
 
     def exit_code(self):
         return 128 + (self.signum or signal.SIGINT)
+
+
+def start_cuda_torch(prog, stop, nothing_done):
+    """Imports torch and checks that CUDA is usable: (torch, None), or (None, exit code) after
+    one line on stderr. A cold import can take 10-20 s, so a signal may come during it; then
+    `nothing_done` says what was not yet done (e.g. "nothing measured, no file written")."""
+    try:
+        import torch  # noqa: PLC0415 - late: a caller may set PYTORCH_CUDA_ALLOC_CONF first
+        available = torch.cuda.is_available()
+    except ImportError as e:
+        print(f"{prog}: PyTorch is not importable: {e}", file=sys.stderr)
+        return None, 3
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted while starting torch: {nothing_done}", file=sys.stderr)
+        return None, stop.exit_code()
+    if not available:
+        print(f"{prog}: torch.cuda.is_available() is False (no NVIDIA driver or no device)",
+              file=sys.stderr)
+        return None, 3
+    return torch, None
 
 
 def cuda_device_info(torch, index):

@@ -35,19 +35,17 @@ the replay needs.
 import argparse
 import inspect
 import json
-import math
 import os
 import pickle
 import re
 import shlex
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pinbench_result import (  # noqa: E402
-    Interruption, cuda_device_info, document_head, format_bytes_compact, host_info, metric,
-    parse_bytes, write_atomic)
+    Interruption, cuda_device_info, document_head, format_bytes_compact, host_info, int_at_least,
+    metric, parse_bytes, parse_fraction, replace_atomically, start_cuda_torch, write_atomic)
 
 PROG = "torch_allocator"
 SOURCE = "scripts/peer/torch_allocator.py"
@@ -299,28 +297,15 @@ def dump_snapshot(torch, path):
     """The snapshot as torch.cuda.memory._dump_snapshot writes it (a pickle of _snapshot()),
     written beside `path` and renamed, so that no reader sees half a file; releases without
     _dump_snapshot pickle _snapshot() themselves. Returns how it was written."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".torch-allocator-", suffix=".pickle", dir=directory)
-    os.close(fd)
-    try:
+    def write(tmp):
         memory = torch.cuda.memory
         if hasattr(memory, "_dump_snapshot"):
             memory._dump_snapshot(tmp)
-            how = "torch.cuda.memory._dump_snapshot"
-        else:
-            with open(tmp, "wb") as f:
-                pickle.dump(memory._snapshot(), f)
-            how = "pickle.dump(torch.cuda.memory._snapshot())"
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-        return how
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+            return "torch.cuda.memory._dump_snapshot"
+        with open(tmp, "wb") as f:
+            pickle.dump(memory._snapshot(), f)
+        return "pickle.dump(torch.cuda.memory._snapshot())"
+    return replace_atomically(path, ".torch-allocator-", write, shared=True, suffix=".pickle")
 
 
 def fraction_for(cap_bytes, total_bytes):
@@ -350,36 +335,6 @@ def differences(stacks, max_entries):
 
 # ---- main ----------------------------------------------------------------------------------
 
-def fraction_arg(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'not a number: "{text}"') from None
-    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
-        raise argparse.ArgumentTypeError(f'must be between 0 and 1: "{text}"')
-    return value
-
-
-def positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'not an integer: "{text}"') from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f'must be at least 1: "{text}"')
-    return value
-
-
-def device_index(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'not a device index: "{text}"') from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f'must be >= 0: "{text}"')
-    return value
-
-
 def parse_args(argv):
     p = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("trace", help="a pinbench.trace/1 JSON trace")
@@ -387,15 +342,15 @@ def parse_args(argv):
                    help="PYTORCH_CUDA_ALLOC_CONF for the replay (set before torch starts CUDA; "
                    "\"\" = PyTorch's defaults); default: the environment's")
     fraction = p.add_mutually_exclusive_group()
-    fraction.add_argument("--memory-fraction", metavar="F", type=fraction_arg, default=None,
+    fraction.add_argument("--memory-fraction", metavar="F", type=parse_fraction, default=None,
                           help="torch.cuda.set_per_process_memory_fraction(F) before the first "
                           "request; default: never called")
     fraction.add_argument("--memory-cap", metavar="SIZE", type=parse_bytes, default=None,
                           help="the same with F = SIZE / the device's total memory "
                           "(cudaMemGetInfo), e.g. 600MiB: a cap that means the same on any GPU")
-    p.add_argument("--device", metavar="N", type=device_index, default=0,
+    p.add_argument("--device", metavar="N", type=int_at_least(0), default=0,
                    help="CUDA device index (default 0)")
-    p.add_argument("--max-entries", metavar="N", type=positive_int, default=DEFAULT_MAX_ENTRIES,
+    p.add_argument("--max-entries", metavar="N", type=int_at_least(1), default=DEFAULT_MAX_ENTRIES,
                    help=f"memory history entries kept (default {DEFAULT_MAX_ENTRIES})")
     p.add_argument("--stacks", choices=("python", "all"), default="python",
                    help="stack frames recorded with each entry (default python: \"all\" adds "
@@ -458,20 +413,10 @@ def main(argv=None):
     stop = Interruption()
     stop.catch()
 
-    try:
-        import torch  # noqa: PLC0415 - only after PYTORCH_CUDA_ALLOC_CONF is set
-        available = torch.cuda.is_available()
-    except ImportError as e:
-        print(f"{PROG}: PyTorch is not importable: {e}", file=sys.stderr)
-        return 3
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted while starting torch: nothing replayed, no file written",
-              file=sys.stderr)
-        return stop.exit_code()
-    if not available:
-        print(f"{PROG}: torch.cuda.is_available() is False (no NVIDIA driver or no device)",
-              file=sys.stderr)
-        return 3
+    # torch only now: PYTORCH_CUDA_ALLOC_CONF is read when it starts.
+    torch, code = start_cuda_torch(PROG, stop, "nothing replayed, no file written")
+    if torch is None:
+        return code
     memory = getattr(torch.cuda, "memory", None)
     needed = ("caching_allocator_alloc", "caching_allocator_delete", "memory_stats",
               "_record_memory_history", "_snapshot")

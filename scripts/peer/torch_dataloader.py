@@ -39,7 +39,7 @@ import warnings
 # so the script runs from any working directory (and under another interpreter when re-run).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pinbench_result import (  # noqa: E402
-    document_head, format_bytes_compact, host_info, metric, write_atomic)
+    document_head, format_bytes_compact, host_info, int_at_least, metric, write_atomic)
 import pinbench_result  # noqa: E402
 
 PROG = "torch_dataloader"
@@ -88,18 +88,6 @@ def parse_duration_ns(text):
         raise argparse.ArgumentTypeError(
             f'not a duration: "{text}" (expected e.g. 0, 500ns, 200us, 2ms)')
     return round(float(m.group(1)) * DURATION_UNITS[m.group(2) or "ns"])
-
-
-def int_at_least(low):
-    def parse(text):
-        try:
-            value = int(text.strip())
-        except ValueError:
-            raise argparse.ArgumentTypeError(f'not an integer: "{text}"') from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {value}")
-        return value
-    return parse
 
 
 def comma_list(parse_item, what):

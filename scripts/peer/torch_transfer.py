@@ -29,8 +29,8 @@ import time
 # so the script runs from any working directory.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pinbench_result import (  # noqa: E402
-    Interruption, document_head, format_bytes_compact, host_info, metric, parse_bytes,
-    write_atomic)
+    Interruption, cuda_device_info, document_head, format_bytes_compact, host_info, metric,
+    parse_bytes, start_cuda_torch, write_atomic)
 
 PROG = "torch_transfer"
 SOURCE = "scripts/peer/torch_transfer.py"
@@ -283,23 +283,11 @@ def driver_version():
 
 
 def device_info(torch):
+    """cuda_device_info, with the driver and the PCIe link the transfers went through."""
     index = torch.cuda.current_device()
-    props = torch.cuda.get_device_properties(index)
-    pcie, address = pcie_link(props)
-    uuid = getattr(props, "uuid", None)
-    return {
-        "name": torch.cuda.get_device_name(index),
-        "uuid": f"GPU-{uuid}" if uuid is not None else None,
-        "index": index,
-        "compute_capability": f"{props.major}.{props.minor}",
-        "driver": driver_version(),
-        "runtime": torch.version.cuda,
-        "memory_bytes": props.total_memory,
-        "multiprocessors": props.multi_processor_count,
-        "pci_bus_id": address,
-        "pcie": pcie,
-        "emulated": False,
-    }
+    pcie, address = pcie_link(torch.cuda.get_device_properties(index))
+    return {**cuda_device_info(torch, index), "driver": driver_version(),
+            "pci_bus_id": address, "pcie": pcie}
 
 
 def calibrate_sleep(torch):
@@ -503,20 +491,9 @@ def main(argv=None):
     stop = Interruption()
     stop.catch()
 
-    try:
-        import torch
-        available = torch.cuda.is_available()
-    except ImportError as e:
-        print(f"{PROG}: PyTorch is not importable: {e}", file=sys.stderr)
-        return 3
-    except KeyboardInterrupt:  # a cold import can take 10-20 s: nothing was measured yet
-        print(f"{PROG}: interrupted while starting torch: nothing measured, no file written",
-              file=sys.stderr)
-        return stop.exit_code()
-    if not available:
-        print(f"{PROG}: torch.cuda.is_available() is False (no NVIDIA driver or no device)",
-              file=sys.stderr)
-        return 3
+    torch, code = start_cuda_torch(PROG, stop, "nothing measured, no file written")
+    if torch is None:
+        return code
 
     base_rule = QUICK_RULE if args.quick else DEFAULT_RULE
     todo = matrix(args.sizes)
