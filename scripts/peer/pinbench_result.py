@@ -11,6 +11,7 @@ import signal
 import platform
 import re
 import socket
+import stat
 import statistics
 import sys
 import tempfile
@@ -132,18 +133,24 @@ def host_info():
 
 def replace_atomically(path, prefix, write, shared=False, suffix=""):
     """Makes `path` through a temporary file beside it, so that a reader never sees half a
-    file: `write(tmp)` fills the temporary file, which is then renamed. mkstemp makes the file
-    0600; `shared` gives it the umask's usual mode."""
+    file: `write(tmp)` fills the temporary file, which is then renamed. A file replaced keeps
+    its mode; a new one is mkstemp's 0600, or with `shared` the umask's usual mode."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mode = None
     fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
     os.close(fd)
     try:
         result = write(tmp)
-        if shared:
+        if mode is None and shared:
             umask = os.umask(0)
             os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
+            mode = 0o666 & ~umask
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
         return result
     except BaseException:

@@ -28,6 +28,7 @@ import pickle
 import random
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -521,7 +522,9 @@ def check_peer_runs(folder):
     check(facts.get("actions", {}).get("oom") == 1 and facts.get("entries") == len(entries),
           f"snapshot_facts: {facts}")
 
-    # --stop-at-oom: the snapshot at the OOM, nothing after it.
+    # --stop-at-oom: the snapshot at the OOM, nothing after it. The document it replaces keeps
+    # its mode.
+    os.chmod(out, 0o640)
     r = run_peer([trace, "--conf", "", "--memory-cap", "32MiB", "--stop-at-oom", "--out", out,
                   "--label", "stop"], env)
     check(r.returncode == 0, f"--stop-at-oom: exit {r.returncode}: {r.stderr.strip()[-300:]}")
@@ -530,6 +533,8 @@ def check_peer_runs(folder):
     check(len([c for c in calls if c[0] == "alloc"]) == 3, "--stop-at-oom replayed past the OOM")
     with open(out, encoding="utf-8") as f:
         info = json.load(f)["scenarios"][0]["cases"][0]["info"]
+    check(stat.S_IMODE(os.stat(out).st_mode) == 0o640,
+          f"the replaced document's mode: {oct(os.stat(out).st_mode)}")
     check(info["stopped_at_oom"] and info["replayed_events"] == 5 and info["snapshot"] ==
           os.path.abspath(out[:-5] + ".pickle"), f"--stop-at-oom document: {info}")
 
