@@ -183,6 +183,20 @@ class device_allocator {
 /// any split is left over: PyTorch's round_size (512 B steps, or roundup_power2_divisions).
 [[nodiscard]] std::size_t caching_block_size(std::size_t request, const config& conf);
 
+namespace detail {
+/// Requests at or below this go to the small pool (PyTorch's kSmallSize).
+inline constexpr std::size_t small_request_limit = std::size_t{1} << 20;
+/// A small-pool segment (PyTorch's kSmallBuffer); also a small expandable segment's page.
+inline constexpr std::size_t small_segment_bytes = std::size_t{2} << 20;
+/// A large-pool segment for a block below 10 MiB (PyTorch's kLargeBuffer); also a large
+/// expandable segment's page.
+inline constexpr std::size_t large_segment_bytes = std::size_t{20} << 20;
+}  // namespace detail
+
+/// The segment a caching allocator asks cudaMalloc for to serve a block of `block` bytes:
+/// PyTorch's get_allocation_size.
+[[nodiscard]] std::size_t caching_segment_size(std::size_t block) noexcept;
+
 /// cudaMalloc / cudaFree for every request (sizes rounded to 512 B as cudaMalloc's granularity
 /// is not observable; stats count each request as one segment and one block).
 [[nodiscard]] std::unique_ptr<device_allocator> make_raw_allocator(upstream& up);

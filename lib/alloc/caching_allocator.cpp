@@ -34,9 +34,9 @@ using detail::trace_action;
 
 constexpr std::size_t kMinBlockSize = 512;                     // every size rounds up to this
 constexpr std::size_t kSmallSize = detail::small_request_limit;  // largest small-pool request
-constexpr std::size_t kSmallBuffer = std::size_t{2} << 20;     // small-pool segments
+constexpr std::size_t kSmallBuffer = detail::small_segment_bytes;
 constexpr std::size_t kMinLargeAlloc = std::size_t{10} << 20;  // below: a 20 MiB segment
-constexpr std::size_t kLargeBuffer = std::size_t{20} << 20;
+constexpr std::size_t kLargeBuffer = detail::large_segment_bytes;
 constexpr std::size_t kRoundLarge = std::size_t{2} << 20;  // large segments round to this
 constexpr std::size_t kUnlimited = std::numeric_limits<std::size_t>::max();
 // PyTorch refuses anything from 1 EiB up before rounding, counting nothing; so do we (it also
@@ -255,7 +255,7 @@ class caching_allocator final : public device_allocator {
     alloc_params p;
     p.size = round_size(bytes);
     p.pool = p.size <= kSmallSize ? &small_ : &large_;
-    p.alloc_size = get_allocation_size(p.size);
+    p.alloc_size = caching_segment_size(p.size);
     p.stream = stream;
 
     bool found = get_free_block(p);
@@ -304,12 +304,6 @@ class caching_allocator final : public device_allocator {
   // ---- sizes ------------------------------------------------------------------------------
   [[nodiscard]] std::size_t round_size(std::size_t size) const {
     return rounded_block_size(size, conf_, use_divisions_);
-  }
-
-  static std::size_t get_allocation_size(std::size_t size) noexcept {
-    if (size <= kSmallSize) return kSmallBuffer;
-    if (size < kMinLargeAlloc) return kLargeBuffer;
-    return kRoundLarge * ((size + kRoundLarge - 1) / kRoundLarge);
   }
 
   [[nodiscard]] bool should_split(const block* b, std::size_t size) const noexcept {
@@ -631,12 +625,8 @@ class caching_allocator final : public device_allocator {
       if (has_room(c)) return c;
     }
 
-    // Address space for 1 1/8 of the device, as PyTorch, so pages unmapped early in the
-    // segment can be mapped again at its end.
-    const std::size_t page = pool.small ? kSmallBuffer : kLargeBuffer;
-    const std::size_t capacity = up_.capacity();
-    const std::size_t wanted = capacity + capacity / 8;
-    const std::size_t pages = std::max<std::size_t>(1, (wanted + page - 1) / page);
+    const std::size_t page = page_bytes(pool);
+    const std::size_t pages = reservation_pages(page);
     // A request larger than a whole segment could never be mapped (the segment already
     // exceeds the device); PyTorch reserves one anyway and fails to map it. Failing before the
     // reservation gives the same outcome without piling up unused address ranges.
@@ -655,6 +645,17 @@ class caching_allocator final : public device_allocator {
     segments_.push_back(std::move(seg));
     pool.unmapped.insert(c);
     return c;
+  }
+
+  static std::size_t page_bytes(const block_pool& pool) noexcept {
+    return pool.small ? kSmallBuffer : kLargeBuffer;
+  }
+
+  // An expandable segment's address space: 1 1/8 of the device, as PyTorch's, so that pages
+  // unmapped early in the segment can be mapped again at its end.
+  [[nodiscard]] std::size_t reservation_pages(std::size_t page) const {
+    const std::size_t capacity = up_.capacity();
+    return std::max<std::size_t>(1, (capacity + capacity / 8 + page - 1) / page);
   }
 
   /// Maps whole pages covering [ptr, ptr + size); all or nothing. Size 0 means out of memory.
@@ -924,21 +925,16 @@ std::vector<void*> caching_allocator::adopt(const start_state& start) {
     (void)lay_out(pool, nullptr, as_address(ptr), seg, nullptr, per_segment[i]);
   }
   // Expandable segments: one address range per reservation, its recorded ranges mapped.
-  std::vector<std::uint64_t> reservations;
-  for (const auto& seg : start.segments)
-    if (seg.expandable &&
-        std::find(reservations.begin(), reservations.end(), seg.reservation) == reservations.end())
-      reservations.push_back(seg.reservation);
-  for (const std::uint64_t reservation : reservations) {
+  for (const std::uint64_t reservation : start.reservations()) {
     std::vector<std::size_t> ranges;
     for (std::size_t i = 0; i < start.segments.size(); ++i)
       if (start.segments[i].expandable && start.segments[i].reservation == reservation)
         ranges.push_back(i);
     const start_segment& first = start.segments[ranges.front()];
     block_pool& pool = first.small ? small_ : large_;
-    const std::size_t page = pool.small ? kSmallBuffer : kLargeBuffer;
+    const std::size_t page = page_bytes(pool);
     const std::size_t capacity = up_.capacity();
-    std::size_t pages = std::max<std::size_t>(1, (capacity + capacity / 8 + page - 1) / page);
+    std::size_t pages = reservation_pages(page);
     // PyTorch reserves 1 1/8 of its device; a recording made on a larger device may map beyond
     // this one's, but not without bound (a page flag each is kept).
     const std::size_t most_pages = pages * 64;
@@ -979,11 +975,7 @@ std::vector<void*> caching_allocator::adopt(const start_state& start) {
       const start_segment& r = start.segments[i];
       const std::uintptr_t from = segment->base + (r.address - reservation);
       unmapped_until(from);
-      for (std::size_t p = (from - segment->base) / page; p < (from - segment->base + r.size) / page;
-           ++p) {
-        if (!up_.map(as_pointer(segment->base + p * page), page)) start_does_not_fit(start);
-        segment->page_mapped[p] = true;
-      }
+      if (map_pages(*segment, from, r.size).size == 0) start_does_not_fit(start);
       total_allocated_memory_ += r.size;
       stats_.reserved_bytes.increase(pool.small, stat_bytes(r.size));
       prev = lay_out(pool, segment, from, r, prev, per_segment[i]);
@@ -1035,6 +1027,12 @@ snapshot caching_allocator::snapshot_of(bool with_trace) const {
 }
 
 }  // namespace
+
+std::size_t caching_segment_size(std::size_t block) noexcept {
+  if (block <= kSmallSize) return kSmallBuffer;
+  if (block < kMinLargeAlloc) return kLargeBuffer;
+  return kRoundLarge * ((block + kRoundLarge - 1) / kRoundLarge);
+}
 
 std::size_t caching_block_size(std::size_t request, const config& conf) {
   return rounded_block_size(request, conf, uses_divisions(conf));

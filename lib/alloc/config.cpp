@@ -16,13 +16,11 @@ namespace pinbench::alloc {
 
 namespace {
 
-// PyTorch keeps 16 roundup intervals: entry j covers sizes whose floor(log2(bytes)) is 20 + j,
-// i.e. [2^j MiB, 2^(j+1) MiB); entry 0 also covers everything below 1 MiB and entry 15
-// everything from 32 GiB up. pinbench's table has one entry per power of two of bytes, so the
-// 16 values are spread over it (see expand_intervals) and divisions_for stays a plain lookup.
-constexpr std::size_t interval_count = 16;
+// pinbench's table has one entry per power of two of bytes, so PyTorch's 16 roundup intervals
+// are spread over it (expand_intervals) and divisions_for stays a plain lookup.
+constexpr std::size_t interval_count = roundup_interval_count;
 constexpr std::size_t first_interval_log2 = 20;  // 1 MiB
-using interval_table = std::array<std::size_t, interval_count>;
+using interval_table = roundup_intervals;
 
 // PyTorch's kLargeBuffer (20 MiB) in MiB: max_split_size_mb must be above it (at least it,
 // from 2.10).
@@ -246,25 +244,6 @@ class parser {
   const pytorch_release release_;
 };
 
-// Spreads PyTorch's 16 intervals over pinbench's 64 power-of-two entries (see above).
-std::vector<std::size_t> expand_intervals(const interval_table& table) {
-  std::vector<std::size_t> out(64, 0);
-  for (std::size_t b = 0; b < out.size(); ++b) {
-    const std::size_t j = b < first_interval_log2 ? 0 : b - first_interval_log2;
-    out[b] = table[std::min(j, interval_count - 1)];
-  }
-  return out;
-}
-
-interval_table collapse_intervals(const std::vector<std::size_t>& divisions) {
-  interval_table t{};
-  for (std::size_t j = 0; j < interval_count; ++j) {
-    const std::size_t b = first_interval_log2 + j;
-    t[j] = b < divisions.size() ? divisions[b] : 0;
-  }
-  return t;
-}
-
 std::string mib_key(std::size_t j) {
   return std::to_string(std::uint64_t{1} << j);
 }
@@ -364,6 +343,34 @@ std::string config::to_string() const {
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out += ",";
     out += items[i];
+  }
+  return out;
+}
+
+std::vector<std::size_t> expand_intervals(const roundup_intervals& table) {
+  std::vector<std::size_t> out(64, 0);
+  for (std::size_t b = 0; b < out.size(); ++b) {
+    const std::size_t j = b < first_interval_log2 ? 0 : b - first_interval_log2;
+    out[b] = table[std::min(j, interval_count - 1)];
+  }
+  return out;
+}
+
+roundup_intervals collapse_intervals(const std::vector<std::size_t>& divisions) {
+  roundup_intervals t{};
+  for (std::size_t j = 0; j < interval_count; ++j) {
+    const std::size_t b = first_interval_log2 + j;
+    t[j] = b < divisions.size() ? divisions[b] : 0;
+  }
+  return t;
+}
+
+std::vector<std::pair<std::string_view, std::string_view>> config_items(
+    std::string_view text, const std::string& file, const std::string& json_path) {
+  std::vector<std::pair<std::string_view, std::string_view>> out;
+  for (const std::string_view item : split_top_level(text, file, json_path)) {
+    if (const std::size_t colon = item.find(':'); colon != std::string_view::npos)
+      out.emplace_back(trim(item.substr(0, colon)), trim(item.substr(colon + 1)));
   }
   return out;
 }

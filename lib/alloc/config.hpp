@@ -1,11 +1,13 @@
 // The caching allocator's options in PYTORCH_CUDA_ALLOC_CONF syntax, parsed strictly.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "alloc/pytorch_version.hpp"
@@ -35,6 +37,16 @@ struct config {
   [[nodiscard]] std::size_t divisions_for(std::size_t bytes) const;
 };
 
+/// PyTorch keeps 16 roundup intervals: entry j covers sizes of [2^j MiB, 2^(j+1) MiB); entry 0
+/// also covers everything below 1 MiB and entry 15 everything from 32 GiB up.
+inline constexpr std::size_t roundup_interval_count = 16;
+using roundup_intervals = std::array<std::size_t, roundup_interval_count>;
+
+/// PyTorch's 16 intervals as config::roundup_power2_divisions' 64 power-of-two entries, and
+/// back (the entries that stand for one interval hold the same value).
+[[nodiscard]] std::vector<std::size_t> expand_intervals(const roundup_intervals& table);
+[[nodiscard]] roundup_intervals collapse_intervals(const std::vector<std::size_t>& divisions);
+
 /// "" when every option `c` sets exists in `release`; else which one does not ("expandable_segments
 /// came in PyTorch 2.1"), for a config made otherwise than by parsing (a snapshot's settings).
 [[nodiscard]] std::string unsupported_by(const config& c, pytorch_release release);
@@ -43,6 +55,12 @@ struct config {
 /// program's whether it is set by this option or by set_per_process_memory_fraction: compare
 /// the one in effect).
 [[nodiscard]] bool same_options(const config& a, const config& b);
+
+/// The key:value items of a PYTORCH_CUDA_ALLOC_CONF text as parse_config splits them (commas
+/// inside [...] kept), key and value trimmed; an item without ':' is left out. Throws input_error
+/// naming `file` and `json_path` for an unbalanced bracket.
+[[nodiscard]] std::vector<std::pair<std::string_view, std::string_view>> config_items(
+    std::string_view text, const std::string& file, const std::string& json_path);
 
 /// Parses "key:value,key:value" by `release`'s rules. Keys: max_split_size_mb (integer > 20,
 /// or >= 20 from 2.10, in MiB), roundup_power2_divisions (a power of two, or the bracketed list

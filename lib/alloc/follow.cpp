@@ -14,7 +14,6 @@ namespace pinbench::alloc {
 namespace following {
 
 constexpr std::uint64_t kAlignment = 512;            // cudaMalloc's observable grain
-constexpr std::uint64_t kGranule = std::uint64_t{2} << 20;
 // Fresh addresses start this far above everything PyTorch's recording shows: they never meet
 // one of PyTorch's, and, being higher, sort after them as a later cudaMalloc's often do.
 constexpr std::uint64_t kFreshGap = std::uint64_t{1} << 40;
@@ -38,20 +37,19 @@ bool is_release(decision_kind k) noexcept {
 
 
 decision_follower::decision_follower(const recording& rec, std::uint64_t capacity, bool follow)
-    : rec_(rec), capacity_(static_cast<std::size_t>(capacity)), follow_(follow), in_step_(follow) {
+    : rec_(rec),
+      capacity_(static_cast<std::size_t>(capacity)),
+      follow_(follow),
+      start_reservations_(rec.start.reservations()),
+      in_step_(follow) {
   if (capacity == 0) throw input_error("the emulated device capacity must be above 0 bytes");
   std::uint64_t highest = 0;
-  for (const auto& s : rec.start.segments) {
-    highest = std::max(highest, s.address + s.size);
-    if (s.expandable && std::find(start_reservations_.begin(), start_reservations_.end(),
-                                  s.reservation) == start_reservations_.end())
-      start_reservations_.push_back(s.reservation);
-  }
+  for (const auto& s : rec.start.segments) highest = std::max(highest, s.address + s.size);
   for (const auto& d : rec.decisions)
     if (d.decision.kind != decision_kind::oom)
       highest = std::max(highest, d.decision.address + d.decision.size);
   for (const auto base : rec.reservation_bases) highest = std::max(highest, base);
-  next_fresh_ = following::round_up(highest, following::kGranule) + following::kFreshGap;
+  next_fresh_ = following::round_up(highest, granularity()) + following::kFreshGap;
   // PyTorch's reserved memory over its recording, for the check to compare with the device.
   std::uint64_t reserved = rec.start.reserved_bytes();
   pytorch_peak_reserved_ = reserved;
@@ -93,7 +91,7 @@ bool decision_follower::fail_as_pytorch(std::uint64_t bytes) noexcept {
 
 std::uint64_t decision_follower::fresh(std::uint64_t bytes) {
   const std::uint64_t address = next_fresh_;
-  next_fresh_ = following::round_up(next_fresh_ + bytes, following::kGranule);
+  next_fresh_ = following::round_up(next_fresh_ + bytes, granularity());
   return address;
 }
 
@@ -142,7 +140,7 @@ void decision_follower::deallocate(void* ptr, std::size_t /*bytes: known here*/)
 }
 
 void* decision_follower::reserve_address(std::size_t bytes) {
-  const std::uint64_t size = following::round_up(bytes == 0 ? 1 : bytes, following::kGranule);
+  const std::uint64_t size = following::round_up(bytes == 0 ? 1 : bytes, granularity());
   std::optional<std::uint64_t> base;
   if (adopting_) {
     if (next_start_reservation_ < start_reservations_.size())

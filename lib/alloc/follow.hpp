@@ -68,7 +68,7 @@ class decision_follower final : public upstream, public decision_observer {
 
   bool adopting_ = true;
   std::size_t next_start_segment_ = 0;  // the next whole start segment adopt asks for
-  std::vector<std::uint64_t> start_reservations_;
+  const std::vector<std::uint64_t> start_reservations_;  // in the order adopt reserves them
   std::size_t next_start_reservation_ = 0;
   std::size_t next_reservation_ = 0;  // in rec_.reservation_bases
 

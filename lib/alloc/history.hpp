@@ -50,7 +50,4 @@ class history {
   std::uint64_t sequence_ = 0;
 };
 
-/// Requests at or below this go to the small pool (PyTorch's kSmallSize).
-inline constexpr std::size_t small_request_limit = std::size_t{1} << 20;
-
 }  // namespace pinbench::alloc::detail

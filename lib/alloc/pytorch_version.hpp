@@ -46,8 +46,6 @@ struct pytorch_release {
   [[nodiscard]] constexpr bool has_max_non_split_rounding() const noexcept {
     return at_least(2, 6);
   }
-  /// per_process_memory_fraction is an option of the config (2.10).
-  [[nodiscard]] constexpr bool has_fraction_option() const noexcept { return at_least(2, 10); }
   /// A memory fraction of 1.0 sets no limit and arms no garbage collection (2.10); before,
   /// any set_per_process_memory_fraction call did both.
   [[nodiscard]] constexpr bool fraction_one_is_unlimited() const noexcept {

@@ -39,10 +39,22 @@ std::size_t start_state::live_blocks() const noexcept {
   return n;
 }
 
-std::string recording::where(std::uint64_t event) const {
-  if (event < entries.size())
-    return fmt::format("events[{}] (device_traces[{}][{}])", event, device, entries[event]);
+std::vector<std::uint64_t> start_state::reservations() const {
+  std::vector<std::uint64_t> out;
+  for (const auto& s : segments)
+    if (s.expandable && std::find(out.begin(), out.end(), s.reservation) == out.end())
+      out.push_back(s.reservation);
+  return out;
+}
+
+std::string event_location(std::uint64_t event, int device, std::optional<std::uint64_t> entry) {
+  if (entry) return fmt::format("events[{}] (device_traces[{}][{}])", event, device, *entry);
   return fmt::format("events[{}]", event);
+}
+
+std::string recording::where(std::uint64_t event) const {
+  return event_location(event, device,
+                        event < entries.size() ? std::optional{entries[event]} : std::nullopt);
 }
 
 std::uint64_t recording::device_calls() const noexcept {
@@ -64,9 +76,8 @@ std::string said(const std::optional<allocator_decision>& d) {
 }  // namespace
 
 std::string divergence::describe() const {
-  std::string where = fmt::format("events[{}]", event);
-  if (entry) where += fmt::format(" (device_traces[{}][{}])", device, *entry);
-  return fmt::format("{}: PyTorch made {}, pinbench {}", where, said(pytorch), said(pinbench));
+  return fmt::format("{}: PyTorch made {}, pinbench {}", event_location(event, device, entry),
+                     said(pytorch), said(pinbench));
 }
 
 std::string decision_check::summary() const {

@@ -74,6 +74,9 @@ struct start_state {
   [[nodiscard]] std::uint64_t reserved_bytes() const noexcept;
   [[nodiscard]] std::uint64_t live_bytes() const noexcept;
   [[nodiscard]] std::size_t live_blocks() const noexcept;
+  /// The expandable reservations the ranges lie in, in the order of `segments`: the order in
+  /// which the allocator adopting them reserves their address ranges.
+  [[nodiscard]] std::vector<std::uint64_t> reservations() const;
 };
 
 /// How PyTorch released memory the replay's own rules would not release: by an empty_cache()
@@ -104,6 +107,11 @@ struct recording {
   /// PyTorch's device calls (decisions other than oom).
   [[nodiscard]] std::uint64_t device_calls() const noexcept;
 };
+
+/// "events[12] (device_traces[0][40])": a replay event and, when known, the snapshot's trace
+/// entry it comes from; "events[12]" without one.
+[[nodiscard]] std::string event_location(std::uint64_t event, int device,
+                                         std::optional<std::uint64_t> entry);
 
 /// Where a replay first did something else than PyTorch.
 struct divergence {

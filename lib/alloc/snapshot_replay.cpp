@@ -25,11 +25,10 @@ namespace pinbench::alloc::detail {
 // Named rather than anonymous: a unity build puts this file beside the other readers.
 namespace snapshot_planning {
 
-constexpr std::uint64_t kSmallBuffer = std::uint64_t{2} << 20;  // a small-pool segment
-constexpr std::uint64_t kLargePage = std::uint64_t{20} << 20;   // a large-pool expandable page
-constexpr std::uint64_t kSmallSize = std::uint64_t{1} << 20;    // the largest small request
-constexpr std::uint64_t kMinLargeAlloc = std::uint64_t{10} << 20;
-constexpr std::uint64_t kRoundLarge = std::uint64_t{2} << 20;
+// PyTorch's fixed sizes, as the caching allocator uses them.
+constexpr std::uint64_t kSmallBuffer = small_segment_bytes;  // a small-pool segment
+constexpr std::uint64_t kLargePage = large_segment_bytes;    // a large-pool expandable page
+constexpr std::uint64_t kSmallSize = small_request_limit;    // the largest small request
 
 bool is_release(entry_kind k) noexcept {
   return k == entry_kind::segment_free || k == entry_kind::segment_unmap;
@@ -44,12 +43,6 @@ std::optional<decision_kind> decision_of(entry_kind k) noexcept {
     case entry_kind::oom: return decision_kind::oom;
     default: return std::nullopt;
   }
-}
-
-std::uint64_t segment_size_for(std::uint64_t block) noexcept {
-  if (block <= kSmallSize) return kSmallBuffer;
-  if (block < kMinLargeAlloc) return kLargePage;
-  return (block + kRoundLarge - 1) / kRoundLarge * kRoundLarge;
 }
 
 // Mapped ranges of expandable segments, each with the stream it serves.
@@ -283,7 +276,7 @@ class planner {
         // In no segment that the trace or the dump shows (a snapshot without its segments):
         // a segment of its own, as a cudaMalloc for it would have been.
         const std::uint64_t block = c.size.value_or(caching_block_size(c.requested, r_.settings));
-        start_piece own{.address = c.address, .size = segment_size_for(block),
+        start_piece own{.address = c.address, .size = caching_segment_size(block),
                         .stream = c.stream, .small = block <= kSmallSize};
         auto at = std::upper_bound(
             pieces_.begin(), pieces_.end(), c.address,

@@ -2,12 +2,10 @@
 // device's trace entries mapped as scripts/torch_snapshot_to_trace.py maps them, plus each oom
 // entry as an allocation of the size that failed. Read whole (core/pickle.hpp), never executed.
 #include <algorithm>
-#include <charconv>
 #include <bit>
 #include <filesystem>
 #include <limits>
 #include <span>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -404,23 +402,27 @@ class snapshot_converter {
     return std::nullopt;
   }
 
-  // "key:value" items of a PYTORCH_CUDA_ALLOC_CONF text (lists left whole).
-  static std::vector<std::pair<std::string_view, std::string_view>> conf_items(
-      std::string_view text) {
-    std::vector<std::pair<std::string_view, std::string_view>> out;
-    int depth = 0;
-    std::size_t start = 0;
-    for (std::size_t i = 0; i <= text.size(); ++i) {
-      if (i < text.size() && text[i] == '[') ++depth;
-      if (i < text.size() && text[i] == ']') --depth;
-      if (i == text.size() || (text[i] == ',' && depth == 0)) {
-        const std::string_view item = text.substr(start, i - start);
-        if (const std::size_t colon = item.find(':'); colon != std::string_view::npos)
-          out.emplace_back(trim(item.substr(0, colon)), trim(item.substr(colon + 1)));
-        start = i + 1;
+  // Options the settings dict has no key for are in PYTORCH_CUDA_ALLOC_CONF's text only. Each
+  // is read by parse_config's rules (the newest release's: whether the snapshot's release has
+  // the option is unsupported_by's to say); a text or a value it refuses is left out.
+  void read_text_only_options(std::string_view text, const std::string& at, config& c) const {
+    std::vector<std::pair<std::string_view, std::string_view>> items;
+    try {
+      items = config_items(text, path_, at);
+    } catch (const input_error&) {
+      return;
+    }
+    for (const auto& [key, value] : items) {
+      if (key != "max_non_split_rounding_mb" && key != "per_process_memory_fraction") continue;
+      try {
+        const config one = parse_config(fmt::format("{}:{}", key, value), path_, at);
+        if (one.max_non_split_rounding_bytes)
+          c.max_non_split_rounding_bytes = one.max_non_split_rounding_bytes;
+        if (one.per_process_memory_fraction)
+          c.per_process_memory_fraction = one.per_process_memory_fraction;
+      } catch (const input_error&) {
       }
     }
-    return out;
   }
 
   // allocator_settings (torch/csrc/cuda/Module.cpp's snapshot) in parse_config's syntax.
@@ -465,21 +467,7 @@ class snapshot_converter {
         std::string shown;
         for (const char ch : *text) shown += (ch >= 0x20 && ch < 0x7f) ? ch : '?';
         notes.push_back("allocator_settings: PYTORCH_CUDA_ALLOC_CONF was \"" + shown + "\"");
-        // Options the settings dict has no key for are in the text only.
-        for (const auto& [key, value] : conf_items(*text)) {
-          if (key == "max_non_split_rounding_mb") {
-            std::uint64_t mb = 0;
-            const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), mb);
-            if (ec == std::errc{} && end == value.data() + value.size() && mb >= 20 &&
-                mb < (std::uint64_t{1} << 40))
-              c.max_non_split_rounding_bytes = static_cast<std::size_t>(mb << 20);
-          } else if (key == "per_process_memory_fraction") {
-            double f = 0;
-            const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), f);
-            if (ec == std::errc{} && end == value.data() + value.size() && f >= 0 && f <= 1)
-              c.per_process_memory_fraction = f;
-          }
-        }
+        read_text_only_options(*text, at + ".PYTORCH_CUDA_ALLOC_CONF", c);
       }
     }
     return c;
@@ -488,8 +476,7 @@ class snapshot_converter {
   // {"1": d, "2": d, "4": d, ... "32768": d}: divisions per power-of-two interval starting at
   // KEY MiB (PyTorch's 16 intervals), or one number for all; spread over config's 64 entries.
   std::vector<std::size_t> roundup_table(value_id v, const std::string& at) const {
-    constexpr std::size_t intervals = 16, first_log2 = 20;
-    std::vector<std::size_t> table(intervals, 0);
+    roundup_intervals table{};
     auto divisions = [&](value_id d, const std::string& where) {
       const auto n = doc_.to_uint64(d);
       if (!n || (*n != 0 && (*n & (*n - 1)) != 0))
@@ -509,16 +496,13 @@ class snapshot_converter {
         if (!number || mib == 0 || (mib & (mib - 1)) != 0)
           fail(at, "expected keys that are powers of two (MiB), got " + detail::quote_snippet(key));
         const auto j = static_cast<std::size_t>(std::bit_width(mib) - 1);
-        table[std::min(j, intervals - 1)] = divisions(d, at + "." + key);
+        table[std::min(j, table.size() - 1)] = divisions(d, at + "." + key);
       }
     } else {
       fail(at, fmt::format("expected a dict of interval -> divisions, got {}",
                            pickle_document::type_name(doc_.type_of(v))));
     }
-    std::vector<std::size_t> out(64, 0);
-    for (std::size_t b = 0; b < out.size(); ++b)
-      out[b] = table[std::min(b < first_log2 ? 0 : b - first_log2, intervals - 1)];
-    return out;
+    return expand_intervals(table);
   }
 
   const pickle_document& doc_;

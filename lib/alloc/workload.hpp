@@ -4,11 +4,9 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "alloc/config.hpp"
 #include "alloc/recording.hpp"
 
 namespace pinbench::alloc {

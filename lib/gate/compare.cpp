@@ -465,20 +465,14 @@ std::vector<std::string> replay_notes(const result::run_result& base,
                                       const std::string& current_label) {
   std::vector<std::string> notes;
   std::size_t both_exact = 0;
+  const case_index base_cases = index_cases(base, base_label);
   for (const auto& s : current.scenarios)
     for (const auto& c : s.cases) {
+      const auto paired = base_cases.find({s.name, c.id});
+      if (paired == base_cases.end()) continue;  // compare's "only in" already says so
       const auto now = replay_check(c);
-      std::optional<std::pair<bool, std::string>> before;
-      for (const auto& bs : base.scenarios)
-        if (bs.name == s.name)
-          for (const auto& bc : bs.cases)
-            if (bc.id == c.id) before = replay_check(bc);
+      const auto before = replay_check(*paired->second.c);
       if (!now && !before) continue;
-      bool paired = false;  // a case on one side only is compare's "only in" already
-      for (const auto& bs : base.scenarios)
-        if (bs.name == s.name)
-          for (const auto& bc : bs.cases) paired = paired || bc.id == c.id;
-      if (!paired) continue;
       if (now && before && now->first && before->first) {
         ++both_exact;
         continue;

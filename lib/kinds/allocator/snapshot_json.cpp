@@ -38,11 +38,10 @@ nlohmann::json snapshot_json(const alloc::snapshot& s) {
 nlohmann::json snapshot_json(const alloc::snapshot& s, const alloc::config& conf) {
   nlohmann::json out = snapshot_json(s);
   nlohmann::json divisions = nlohmann::json::object();
-  for (std::size_t j = 0; j < 16; ++j) {
-    const std::size_t b = 20 + j;  // the interval starting at 2^j MiB
-    divisions[std::to_string(std::uint64_t{1} << j)] =
-        b < conf.roundup_power2_divisions.size() ? conf.roundup_power2_divisions[b] : 0;
-  }
+  const alloc::roundup_intervals intervals =
+      alloc::collapse_intervals(conf.roundup_power2_divisions);
+  for (std::size_t j = 0; j < intervals.size(); ++j)  // keyed by the interval's start in MiB
+    divisions[std::to_string(std::uint64_t{1} << j)] = intervals[j];
   out["allocator_settings"] = {
       {"PYTORCH_CUDA_ALLOC_CONF", conf.to_string()},
       {"max_split_size", conf.max_split_size_bytes ? nlohmann::json(*conf.max_split_size_bytes)
