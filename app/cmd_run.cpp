@@ -33,7 +33,24 @@ dist::timeout first_meeting(const run_args& a) {
   return std::chrono::minutes(2);
 }
 
-int run_here(const run_args& a, const dist::launch_info& launch, dist::communicator& world) {
+// A round's process (`--round`) plans again from the options it was given: it measures only
+// what the process that started it planned.
+void check_round_plan(const run_args& a, const std::string& fingerprint) {
+  if (!a.round) return;
+  if (a.plan_fingerprint.empty())
+    throw input_error({}, "--round",
+                      "is given by `run --repeat` to its rounds' processes, with --plan-fingerprint");
+  if (a.plan_fingerprint != fingerprint)
+    throw input_error(
+        {}, "--plan-fingerprint",
+        fmt::format("round {} of {} planned {} and the process that started it planned {}: the "
+                    "round's command line or inputs differ from its (a scenario file changed "
+                    "between the two?); nothing was measured",
+                    *a.round + 1, a.repeat, fingerprint, a.plan_fingerprint));
+}
+
+int run_here(const CLI::App& cli, const run_args& a, const dist::launch_info& launch,
+             dist::communicator& world) {
   const bool launched = world.size() > 1;
   const bool quiet = a.quiet || world.rank() != 0;  // rank 0 reports for every rank
   // Everything that can be wrong with the input is found before anything is measured.
@@ -74,6 +91,8 @@ int run_here(const run_args& a, const dist::launch_info& launch, dist::communica
   x.launch = launch;
   x.first_meeting = first_meeting(a);
   x.platform_settings = {platform.name(), a.host_faults, a.host_capacity};
+  const std::string fingerprint = plan.fingerprint(x.platform_settings);
+  check_round_plan(a, fingerprint);
   x.measuring.command_line = command_line();
   x.measuring.want_snapshots = !a.snapshot.empty();
   x.measuring.only_round = a.round;
@@ -88,8 +107,8 @@ int run_here(const run_args& a, const dist::launch_info& launch, dist::communica
                                  const result::case_result& c) { log.on_done(i, n, s, c); };
   if (in_processes)  // each round opens the device itself: this process holds none of it
     x.measure_elsewhere = [&] {
-      return run_rounds_in_processes({round_run_args(a, platform.name()), a.repeat, a.snapshot,
-                                      a.quiet});
+      return run_rounds_in_processes({round_run_args(cli, platform.name()), a.repeat, a.snapshot,
+                                      fingerprint, a.quiet});
     };
   x.on_start = [&] {
     if (quiet) return;
@@ -110,7 +129,7 @@ int run_here(const run_args& a, const dist::launch_info& launch, dist::communica
                         world);
 }
 
-int run(const run_args& a) {
+int run(const CLI::App& cli, const run_args& a) {
   // From here on Ctrl-C, SIGTERM and SIGHUP keep what was measured: even during loading they
   // lead to exit 128 + the signal with a (then empty) result, never to a process killed
   // halfway through a write.
@@ -125,7 +144,7 @@ int run(const run_args& a) {
     return exit_environment;
   }
   try {
-    return run_here(a, launch, *world);
+    return run_here(cli, a, launch, *world);
   } catch (const dist::rank_lost_error& e) {
     // The others may be waiting in a collective: end the whole launch, with a non-zero code.
     world->abort(exit_environment, fmt::format("pinbench: error: {}: stopping every rank", e.what()));
@@ -190,6 +209,7 @@ runner add_run(CLI::App& app) {
       ->capture_default_str();
   // The rounds' processes are started with this; not for people.
   sub->add_option("--round", a->round, "")->group("");
+  sub->add_option("--plan-fingerprint", a->plan_fingerprint, "")->group("");
   sub->add_option("--max-cases", a->max_cases,
                   fmt::format("Refuse a scenario whose matrix expands to more cases than "
                               "this (at most {} are built for one scenario, whatever this says)",
@@ -227,7 +247,7 @@ runner add_run(CLI::App& app) {
   sub->add_flag("--quiet,-q", a->quiet,
                 "No progress or log lines on stderr (by default, when stderr is not a "
                 "terminal, one line per finished case)");
-  return [a] { return run(*a); };
+  return [a, sub] { return run(*sub, *a); };
 }
 
 }  // namespace pinbench::app

@@ -6,12 +6,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <thread>
+
+#include <CLI/CLI.hpp>
 
 #include <fmt/format.h>
 
@@ -24,30 +27,41 @@ extern char** environ;
 
 namespace pinbench::app {
 
-std::vector<std::string> round_run_args(const run_args& a, std::string_view backend) {
+const std::array<std::string_view, 9> options_rounds_set_themselves{
+    "--backend",     // resolved here, so that every round measures the same device
+    "--out",         // each round writes a scratch result; this process writes --out
+    "--format",      // the round's stdout goes nowhere
+    "--snapshot",    // the first round's process writes it
+    "--repeat",      // given with --round
+    "--rounds-in",   // only this process starts rounds
+    "--round",       // which round the process is
+    "--quiet",       // rounds are always quiet; this process reports their progress
+    "--plan-fingerprint",
+};
+
+std::vector<std::string> round_run_args(const CLI::App& run, std::string_view backend) {
   std::vector<std::string> out{"run"};
-  out.insert(out.end(), a.inputs.begin(), a.inputs.end());
-  for (const auto& s : a.sets) {
-    out.emplace_back("--set");
-    out.push_back(s);
+  for (const CLI::Option* o : run.get_options()) {
+    if (o->count() == 0 || (o->get_lnames().empty() && !o->get_positional())) continue;
+    if (o->get_positional()) {
+      out.insert(out.end(), o->results().begin(), o->results().end());
+      continue;
+    }
+    const std::string name = "--" + o->get_lnames().front();
+    if (std::find(options_rounds_set_themselves.begin(), options_rounds_set_themselves.end(),
+                  name) != options_rounds_set_themselves.end())
+      continue;
+    if (o->get_expected_min() == 0) {  // a flag: given, not valued
+      out.push_back(name);
+      continue;
+    }
+    for (const auto& value : o->results()) {
+      out.push_back(name);
+      out.push_back(value);
+    }
   }
-  for (const auto& f : a.host_faults) {
-    out.emplace_back("--host-fault");
-    out.push_back(f);
-  }
-  if (!a.host_capacity.empty()) {
-    out.emplace_back("--host-capacity");
-    out.push_back(a.host_capacity);
-  }
-  if (a.telemetry_device != "auto") {
-    out.emplace_back("--telemetry-device");
-    out.push_back(a.telemetry_device);
-  }
-  if (a.discard_on_throttle) out.emplace_back("--discard-on-throttle");
-  for (const auto& x : {std::string("--backend"), std::string(backend), std::string("--seed"),
-                        std::to_string(a.seed), std::string("--max-cases"),
-                        std::to_string(a.max_cases), std::string("--numa"), a.numa})
-    out.push_back(x);
+  out.emplace_back("--backend");
+  out.emplace_back(backend);
   return out;
 }
 
@@ -133,6 +147,7 @@ result::run_result run_rounds_in_processes(const round_process_plan& plan) {
     args.insert(args.end(), plan.run_args.begin(), plan.run_args.end());
     for (const auto& a : {std::string("--repeat"), std::to_string(plan.rounds),
                           std::string("--round"), std::to_string(r), std::string("--out"), out,
+                          std::string("--plan-fingerprint"), plan.fingerprint,
                           std::string("--quiet")})
       args.push_back(a);
     if (r == 0 && !plan.snapshot.empty()) {
@@ -147,7 +162,7 @@ result::run_result run_rounds_in_processes(const round_process_plan& plan) {
     if (code != 0 && code != 1 && !stopped)
       throw environment_error(fmt::format(
           "round {} of {} (a pinbench process of its own) exited with {}{}", r + 1, plan.rounds,
-          code, code == exit_input ? ": an input error the first check missed" : ""));
+          code, code == exit_input ? ": it refused its input (the line above says why)" : ""));
     if (!fs::exists(out)) {
       // A round ended by the signal before it could install its handler has nothing to keep.
       if (stopped) {

@@ -3,6 +3,7 @@
 // rounds, which rounds inside one process cannot see.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -10,13 +11,24 @@
 #include <vector>
 
 #include "result/result.hpp"
-#include "run_args.hpp"
+
+namespace CLI {
+class App;
+}
 
 namespace pinbench::app {
 
-/// The arguments of `pinbench run` for one round's process: everything that shapes the
-/// measurement, with `backend` as resolved here (so that every round measures the same device).
-[[nodiscard]] std::vector<std::string> round_run_args(const run_args& a, std::string_view backend);
+/// The options of `run` that a round's process is given by run_rounds_in_processes itself, or
+/// that concern only what the starting process shows and writes. Every other option given to
+/// `run`, one added tomorrow included, reaches each round as it was typed.
+extern const std::array<std::string_view, 9> options_rounds_set_themselves;
+
+/// The arguments of `pinbench run` for one round's process, from `run`, the subcommand as this
+/// process parsed it: every option given here except those the rounds are given by
+/// run_rounds_in_processes (round, output, snapshot) or that only concern this process (format,
+/// quiet), with `backend` as resolved here (so that every round measures the same device). An
+/// option added to `run` reaches the rounds without a line here.
+[[nodiscard]] std::vector<std::string> round_run_args(const CLI::App& run, std::string_view backend);
 
 struct round_process_plan {
   /// The arguments of `pinbench run` for one round, without the round, output and snapshot
@@ -24,6 +36,9 @@ struct round_process_plan {
   std::vector<std::string> run_args;
   std::uint32_t rounds = 1;
   std::string snapshot;  ///< `--snapshot`: the first round's process writes it
+  /// This process's plan::fingerprint: each round's process plans again and refuses to measure
+  /// a plan whose fingerprint differs (`--plan-fingerprint`).
+  std::string fingerprint;
   bool quiet = false;
 };
 

@@ -1,5 +1,5 @@
 // `pinbench run`'s command line as parsed (cmd_run.cpp); each round's process of `--repeat` is
-// given what shapes the measurement (round_processes.hpp).
+// given the options it was given (round_processes.hpp).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +26,8 @@ struct run_args {
   std::uint32_t repeat = 1;
   std::string rounds_in = "processes";
   std::optional<std::uint32_t> round;  ///< hidden: this process is that round of `repeat`
+  /// Hidden, with `round`: the plan::fingerprint of the process that started this round.
+  std::string plan_fingerprint;
   std::string telemetry_device = "auto";  ///< NVML device watched: auto, off or an index
   bool discard_on_throttle = false;
   std::string numa = "auto";  ///< auto, none or a node number (device::parse_numa_request)

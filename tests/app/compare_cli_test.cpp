@@ -408,6 +408,42 @@ TEST_CASE("ci-gate.sh --ab: alternates two binaries, one round per process, and 
   fs::remove_all(dir);
 }
 
+// Each round's process plans again from the options it is given and measures only the plan of
+// the process that started it (plan::fingerprint): a round given other options refuses.
+TEST_CASE("run --repeat: a round's process refuses a plan other than its parent's",
+          "[app][rounds]") {
+  const auto dir = fresh_dir("round-plan");
+  const std::string round =
+      "run builtin:transfer-modes --backend host --set bytes=64KiB --set sampling.min_samples=3"
+      " --set sampling.max_samples=3 --set sampling.min_time=0 --set sampling.warmup=0"
+      " --repeat 3 --round 1 --quiet --out " + (dir / "round.json").string();
+  // The round names the plan it made when the fingerprint it is given differs.
+  const auto wrong = run_pinbench(round + " --plan-fingerprint 0000000000000000");
+  REQUIRE(wrong.code == 2);
+  CHECK(wrong.err.find("round 2 of 3 planned ") != std::string::npos);
+  CHECK(!fs::exists(dir / "round.json"));
+  const auto at = wrong.err.find("planned ") + 8;
+  const std::string fingerprint = wrong.err.substr(at, 16);
+  REQUIRE(fingerprint.find_first_not_of("0123456789abcdef") == std::string::npos);
+  // With its parent's fingerprint it measures.
+  const auto same = run_pinbench(round + " --plan-fingerprint " + fingerprint);
+  INFO(same.err);
+  CHECK(same.code == 0);
+  CHECK(fs::exists(dir / "round.json"));
+  // One option changed (a param, the seed, a fault of the host backend): refused.
+  for (const std::string changed : {" --set bytes=128KiB", " --seed 7", " --host-fault slow=10%"}) {
+    INFO(changed);
+    const auto o = run_pinbench(round + changed + " --plan-fingerprint " + fingerprint);
+    CHECK(o.code == 2);
+    CHECK(o.err.find("the process that started it planned " + fingerprint) != std::string::npos);
+  }
+  // --round alone is not for people: it comes with the parent's fingerprint.
+  const auto bare = run_pinbench(round);
+  CHECK(bare.code == 2);
+  CHECK(bare.err.find("--plan-fingerprint") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("run --repeat: rounds in processes (the default) or in one, samples labelled either way",
           "[app][rounds]") {
   const auto dir = fresh_dir("repeat-modes");
