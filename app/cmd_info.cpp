@@ -11,6 +11,7 @@
 #include "collective/collective.hpp"
 #include "core/units.hpp"
 #include "device/backend.hpp"
+#include "device/platform.hpp"
 #include "device/telemetry/telemetry.hpp"
 #include "dist/communicator.hpp"
 #include "run/runner.hpp"
@@ -77,7 +78,7 @@ int info(const info_args& a) {
                      {"cuda", {{"usable", cuda.usable}, {"reason", cuda.reason}}}};
   if (cuda.usable) {
     try {
-      out["device"] = run::device_json(device::make_backend("cuda")->describe());
+      out["device"] = run::device_json(device::open_platform(device::backend_choice::cuda).open_home()->describe());
     } catch (const std::exception& e) {
       out["backends"]["cuda"] = {{"usable", false}, {"reason", e.what()}};
     }
@@ -94,17 +95,17 @@ int info(const info_args& a) {
   const auto telemetry = device::telemetry::read_all();
   out["telemetry"] = run::telemetry_json(telemetry);
   const auto launch = dist::detect_launch();
-  out["launch"] = {{"launcher", launch.launcher}, {"rank", launch.rank}, {"size", launch.size},
+  out["launch"] = {{"launcher", std::string(to_string(launch.launcher))}, {"rank", launch.rank}, {"size", launch.size},
                    {"local_rank", launch.local_rank}, {"local_size", launch.local_size}};
   // The transport `run` would use here, and why; a launch whose transport cannot be had says
   // why not instead (info itself never fails on it).
   std::string transport_line;
   try {
     const auto choice = dist::choose_transport(launch);
-    out["launch"]["transport"] = choice.transport;
+    out["launch"]["transport"] = std::string(to_string(choice.transport));
     out["launch"]["transport_reason"] = choice.why;
-    transport_line = fmt::format("{} ({})", choice.transport, choice.why);
-    if (choice.transport == "tcp") {
+    transport_line = fmt::format("{} ({})", to_string(choice.transport), choice.why);
+    if (choice.transport == dist::transport_kind::tcp) {
       out["launch"]["rendezvous"] = fmt::format("{}:{}", choice.host, choice.port);
       transport_line += fmt::format(", rank 0 listens at {}:{}", choice.host, choice.port);
     }
@@ -124,9 +125,10 @@ int info(const info_args& a) {
   std::printf("  nccl   %s\n", nccl.usable ? fmt::format("{} ({})", nccl.version, nccl.library).c_str()
                                          : ("not usable: " + nccl.reason).c_str());
   std::printf("  mpi    %s\n", mpi.empty() ? "usable (libpinbench_mpi.so loads)" : ("not usable: " + mpi).c_str());
-  std::printf("  launch %s\n", launch.launcher == "none"
+  std::printf("  launch %s\n", launch.launcher == dist::launcher_kind::none
                                    ? "none (one process)"
-                                   : fmt::format("{}: rank {} of {}, local rank {} of {}", launch.launcher,
+                                   : fmt::format("{}: rank {} of {}, local rank {} of {}",
+                                                 to_string(launch.launcher),
                                                  launch.rank, launch.size, launch.local_rank,
                                                  launch.local_size).c_str());
   std::printf("  transport %s\n", transport_line.c_str());

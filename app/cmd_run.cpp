@@ -116,7 +116,7 @@ int run_here(const CLI::App& cli, const run_args& a, const dist::launch_info& la
         a.repeat > 1 ? fmt::format(" x {} rounds{}", a.repeat, in_processes ? " (a process each)" : "")
                      : "";
     const std::string ranks = launched ? fmt::format(", {} ranks ({}, {})", world.size(),
-                                                     launch.launcher, world.transport())
+                                                     to_string(launch.launcher), world.transport())
                                        : "";
     std::fprintf(stderr, "pinbench: %zu scenario(s), %llu case(s)%s on the %s backend%s%s\n",
                  plan.scenarios.size(), static_cast<unsigned long long>(plan.total_cases),
@@ -162,7 +162,7 @@ runner add_run(CLI::App& app) {
   sub->add_option("--set", a->sets, "Override a param for every case: KEY=VALUE (repeatable)")
       ->type_name("KEY=VALUE");
   sub->add_option("--backend", a->backend, "Device backend: auto (cuda when usable), cuda, host")
-      ->check(CLI::IsMember({"auto", "cuda", "host"}))
+      ->check(CLI::IsMember(device::backend_choice_names()))
       ->capture_default_str();
   sub->add_option("--out", a->out, "Write the pinbench.result/1 JSON here ('-' = stdout)")
       ->type_name("FILE");

@@ -75,7 +75,7 @@ void add_common(CLI::App* sub, common_args& a) {
   sub->add_option("--backend", a.backend,
                   "Device backend: auto (cuda when usable), cuda, host (an emulated device: its "
                   "figures are labelled as such)")
-      ->check(CLI::IsMember({"auto", "cuda", "host"}))
+      ->check(CLI::IsMember(device::backend_choice_names()))
       ->capture_default_str();
   sub->add_option("--host-capacity", a.host_capacity,
                   "Host backend: emulated device memory (default: half of host memory)")

@@ -1,7 +1,8 @@
 #include "device/backend.hpp"
 
+#include <array>
+
 #include "core/error.hpp"
-#include "device/host/host_backend.hpp"
 #ifdef PINBENCH_HAVE_CUDA
 #include "device/cuda/cuda_backend.hpp"
 #endif
@@ -23,12 +24,29 @@ std::string gate_timeout_warning() {
          " s and let its stream go on: timings taken behind it are not valid";
 }
 
+namespace {
+
+// Every backend's name, the one place they are written: results, messages and `--backend`
+// all read them from here.
+struct named_backend {
+  platform_kind kind;
+  std::string_view name;
+};
+constexpr std::array<named_backend, 2> backend_names{{{platform_kind::host, "host"},
+                                                      {platform_kind::cuda, "cuda"}}};
+
+}  // namespace
+
 std::string_view to_string(platform_kind k) noexcept {
-  switch (k) {
-    case platform_kind::host: return "host";
-    case platform_kind::cuda: return "cuda";
-  }
+  for (const auto& b : backend_names)
+    if (b.kind == k) return b.name;
   return "?";
+}
+
+std::optional<platform_kind> parse_platform_kind(std::string_view name) noexcept {
+  for (const auto& b : backend_names)
+    if (b.name == name) return b.kind;
+  return std::nullopt;
 }
 
 namespace {
@@ -77,22 +95,6 @@ availability cuda_availability() {
 #else
   return {false, "pinbench was built without CUDA (PINBENCH_CUDA=OFF or no nvcc)"};
 #endif
-}
-
-std::unique_ptr<backend> make_backend(std::string_view which, const backend_options& options) {
-  if (which == "host") return make_host_backend(options);
-  if (which == "cuda" || which == "auto") {
-    const auto a = cuda_availability();
-    if (!a.usable) {
-      if (which == "auto") return make_host_backend(options);
-      throw environment_error("--backend cuda: no usable CUDA device: " + a.reason);
-    }
-#ifdef PINBENCH_HAVE_CUDA
-    return make_cuda_backend(options);
-#endif
-  }
-  throw input_error({}, "--backend", "unknown backend \"" + std::string(which) +
-                                         "\", expected \"auto\", \"cuda\" or \"host\"");
 }
 
 }  // namespace pinbench::device

@@ -116,6 +116,8 @@ struct description {
 enum class platform_kind { host, cuda };
 /// "host" or "cuda": the name a result records.
 [[nodiscard]] std::string_view to_string(platform_kind k) noexcept;
+/// The kind a result names (`backend`); nothing for a name pinbench has no backend of.
+[[nodiscard]] std::optional<platform_kind> parse_platform_kind(std::string_view name) noexcept;
 
 class backend {
  public:
@@ -246,11 +248,5 @@ struct backend_options {
 /// The host backend emulates at most this many devices in one process (kinds that drive several
 /// devices open one host backend per device).
 inline constexpr int max_emulated_devices = 16;
-
-/// Makes a backend: "cuda", "host", or "auto" (cuda when usable, else host).
-/// Throws environment_error when "cuda" is asked for and is not usable (exit 3), and
-/// input_error for an unknown name.
-[[nodiscard]] std::unique_ptr<backend> make_backend(std::string_view which,
-                                                    const backend_options& options = {});
 
 }  // namespace pinbench::device

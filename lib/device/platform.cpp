@@ -4,14 +4,23 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "device/host/host_backend.hpp"
+#ifdef PINBENCH_HAVE_CUDA
+#include "device/cuda/cuda_backend.hpp"
+#endif
 
 namespace pinbench::device {
 
 std::optional<backend_choice> parse_backend_choice(std::string_view text) noexcept {
   if (text == "auto") return backend_choice::automatic;
-  if (text == "cuda") return backend_choice::cuda;
-  if (text == "host") return backend_choice::host;
-  return std::nullopt;
+  const auto kind = parse_platform_kind(text);
+  if (!kind) return std::nullopt;
+  return *kind == platform_kind::cuda ? backend_choice::cuda : backend_choice::host;
+}
+
+std::vector<std::string> backend_choice_names() {
+  return {"auto", std::string(to_string(platform_kind::cuda)),
+          std::string(to_string(platform_kind::host))};
 }
 
 namespace {
@@ -78,7 +87,16 @@ bool any_host_fault(const backend_options& o) noexcept {
 std::unique_ptr<backend> platform::open(int index) const {
   auto o = options_;
   o.cuda_device = index;
-  return make_backend(name(), o);
+  switch (kind_) {
+    case platform_kind::host: return make_host_backend(o);
+    case platform_kind::cuda:
+#ifdef PINBENCH_HAVE_CUDA
+      return make_cuda_backend(o);
+#else
+      break;  // open_platform gives no cuda platform to a build without CUDA
+#endif
+  }
+  throw environment_error("pinbench was built without CUDA: no cuda backend to open");
 }
 
 platform platform::host(const backend_options& options, int devices) {

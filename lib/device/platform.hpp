@@ -19,6 +19,8 @@ enum class backend_choice { automatic, cuda, host };
 
 /// "auto", "cuda" or "host" as a choice; nothing for any other text.
 [[nodiscard]] std::optional<backend_choice> parse_backend_choice(std::string_view text) noexcept;
+/// What `--backend` accepts, for the command line's check: "auto" and every backend's name.
+[[nodiscard]] std::vector<std::string> backend_choice_names();
 
 /// One `--host-fault` switch applied to `options`: refuse-pinning, no-host-register,
 /// gate-timeouts=N (N >= 1), slow=P% (0 < P <= 1000, or a fraction up to 10). Returns what was
@@ -67,7 +69,7 @@ class platform {
 /// The platform a run measures on. `local_rank` (>= 0 under a launch, else -1) picks this
 /// process's device. Throws environment_error when cuda is chosen and is not usable (exit 3),
 /// and input_error when host faults are given to a CUDA platform.
-[[nodiscard]] platform open_platform(backend_choice choice, const backend_options& options,
+[[nodiscard]] platform open_platform(backend_choice choice, const backend_options& options = {},
                                      int local_rank = -1);
 
 }  // namespace pinbench::device

@@ -19,12 +19,33 @@ std::size_t size_of(element e) noexcept {
   return 1;
 }
 
+std::string_view to_string(transport_kind k) noexcept {
+  switch (k) {
+    case transport_kind::single: return "single";
+    case transport_kind::mpi: return "mpi";
+    case transport_kind::tcp: return "tcp";
+  }
+  return "?";
+}
+
 namespace {
 
-transport_choice mpi_because(std::string why) { return {"mpi", std::move(why), {}, {}, 0, 0}; }
+transport_choice mpi_because(std::string why) {
+  return {transport_kind::mpi, std::move(why), {}, {}, 0, 0};
+}
 
 transport_choice tcp_at(const host_port& at, std::string why, std::string address_from) {
-  return {"tcp", std::move(why), std::move(address_from), at.host, at.port, 0};
+  return {transport_kind::tcp, std::move(why), std::move(address_from), at.host, at.port, 0};
+}
+
+// PINBENCH_TRANSPORT: none (auto: the launcher decides), mpi or tcp; single is not a choice.
+std::optional<transport_kind> forced_transport(const environment& env) {
+  const std::string text = env.get("PINBENCH_TRANSPORT").value_or("auto");
+  if (text == "auto") return std::nullopt;
+  for (const auto k : {transport_kind::mpi, transport_kind::tcp})
+    if (text == to_string(k)) return k;
+  throw input_error({}, "environment PINBENCH_TRANSPORT",
+                    fmt::format("expected auto, mpi or tcp, got \"{}\"", text));
 }
 
 // torchrun's rendezvous: MASTER_ADDR, and the port after MASTER_PORT (which torchrun's agent
@@ -60,18 +81,18 @@ transport_choice srun_tcp(const launch_info& launch, const environment& env, std
           *node, at.host, at.from, *node));
     }
   }
-  return {"tcp", fmt::format("{}; rendezvous: {}", why, at.from), at.from, at.host, at.port,
+  return {transport_kind::tcp, fmt::format("{}; rendezvous: {}", why, at.from), at.from, at.host, at.port,
           at.token};
 }
 
 // Every rank of a step must choose alike, or they never meet: only what the step gives all its
 // tasks (the PMI variables) decides, never what one node happens to have. A step that offers
 // PMIx where the MPI support does not load is refused, not taken over tcp by some ranks only.
-// `forced` is "auto" or "tcp" (PINBENCH_TRANSPORT=mpi is settled before).
+// `forced` is none (auto) or tcp (PINBENCH_TRANSPORT=mpi is settled before).
 transport_choice srun_transport(const launch_info& launch, const environment& env,
-                                const std::string& forced,
+                                std::optional<transport_kind> forced,
                                 const std::function<std::string()>& mpi_reason) {
-  if (forced == "tcp") return srun_tcp(launch, env, "PINBENCH_TRANSPORT=tcp");
+  if (forced == transport_kind::tcp) return srun_tcp(launch, env, "PINBENCH_TRANSPORT=tcp");
   const auto offer = slurm::offered_pmi(env);
   using kind = slurm::pmi_offer::kind;
   if (offer.offered == kind::pmix) {
@@ -98,47 +119,47 @@ transport_choice srun_transport(const launch_info& launch, const environment& en
 transport_choice choose_transport(const launch_info& launch, const getenv_fn& getenv,
                                   const std::function<std::string()>& mpi_reason) {
   // One process has no one to talk to, whatever started it: no MPI, no socket.
-  if (launch.size <= 1) return {"single", "one process", {}, {}, 0, 0};
+  if (launch.size <= 1) return {transport_kind::single, "one process", {}, {}, 0, 0};
   const environment env(getenv);
-  std::string forced = env.get("PINBENCH_TRANSPORT").value_or("auto");
-  if (forced != "auto" && forced != "mpi" && forced != "tcp") {
-    throw input_error({}, "environment PINBENCH_TRANSPORT",
-                      fmt::format("expected auto, mpi or tcp, got \"{}\"", forced));
-  }
-  if (forced != "mpi") {
+  const auto forced = forced_transport(env);
+  if (forced != transport_kind::mpi) {
     if (auto rendezvous = env.get("PINBENCH_RENDEZVOUS")) {
       return tcp_at(parse_host_port(*rendezvous, "environment PINBENCH_RENDEZVOUS"),
                     fmt::format("PINBENCH_RENDEZVOUS={}", *rendezvous), "PINBENCH_RENDEZVOUS");
     }
   }
-  if (forced == "mpi") return mpi_because("PINBENCH_TRANSPORT=mpi");
-  if (launch.launcher == "srun") return srun_transport(launch, env, forced, mpi_reason);
-  if (launch.launcher == "torchrun") {
-    return tcp_at(torchrun_rendezvous(env), "torchrun: MASTER_ADDR, port MASTER_PORT + 1",
-                  "MASTER_ADDR, port MASTER_PORT + 1");
-  }
-  if (launch.launcher == "mpirun") {
-    if (forced == "tcp") {
-      throw environment_error(
-          "PINBENCH_TRANSPORT=tcp under mpirun needs PINBENCH_RENDEZVOUS=host:port (where rank 0 "
-          "listens)");
-    }
-    return mpi_because("launched by mpirun");
+  if (forced == transport_kind::mpi) return mpi_because("PINBENCH_TRANSPORT=mpi");
+  switch (launch.launcher) {
+    case launcher_kind::srun: return srun_transport(launch, env, forced, mpi_reason);
+    case launcher_kind::torchrun:
+      return tcp_at(torchrun_rendezvous(env), "torchrun: MASTER_ADDR, port MASTER_PORT + 1",
+                    "MASTER_ADDR, port MASTER_PORT + 1");
+    case launcher_kind::mpirun:
+      if (forced == transport_kind::tcp) {
+        throw environment_error(
+            "PINBENCH_TRANSPORT=tcp under mpirun needs PINBENCH_RENDEZVOUS=host:port (where rank "
+            "0 listens)");
+      }
+      return mpi_because("launched by mpirun");
+    case launcher_kind::none: break;
   }
   throw environment_error(fmt::format("{} ranks, but no launcher pinbench knows (\"{}\")",
-                                      launch.size, launch.launcher));
+                                      launch.size, to_string(launch.launcher)));
 }
 
 std::unique_ptr<communicator> connect(const launch_info& launch, timeout limit) {
   const auto choice = choose_transport(launch);
-  if (choice.transport == "single") return make_single();
-  if (choice.transport == "mpi") return connect_mpi(launch);
+  switch (choice.transport) {
+    case transport_kind::single: return make_single();
+    case transport_kind::mpi: return connect_mpi(launch);
+    case transport_kind::tcp: break;
+  }
   // A port another program holds, a name that does not resolve, a rank 0 that is not there:
   // say where the address came from, and how to pick another.
   const std::string hint = fmt::format(
       " (rank 0's address: {}; PINBENCH_RENDEZVOUS=host:port picks another{})",
       choice.address_from,
-      launch.launcher == "srun" ? ", PINBENCH_RENDEZVOUS_PORT another port" : "");
+      launch.launcher == launcher_kind::srun ? ", PINBENCH_RENDEZVOUS_PORT another port" : "");
   try {
     return connect_tcp(launch.rank, launch.size, choice.host, choice.port, limit,
                        choice.launch_token);

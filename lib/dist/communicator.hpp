@@ -86,9 +86,14 @@ class communicator {
   [[noreturn]] virtual void abort(int exit_code, std::string_view why) = 0;
 };
 
+/// How the ranks of a launch talk: single (one process, no one to talk to), MPI, or sockets.
+enum class transport_kind { single, mpi, tcp };
+/// "single", "mpi" or "tcp": for results and messages (communicator::transport()).
+[[nodiscard]] std::string_view to_string(transport_kind k) noexcept;
+
 /// Which transport a launch's ranks use, and why: what connect() does and `pinbench info` says.
 struct transport_choice {
-  std::string transport;     ///< "single", "mpi" or "tcp"
+  transport_kind transport = transport_kind::single;
   std::string why;           ///< in words, with the variables that decided it
   std::string address_from;  ///< tcp: where host and port came from, for messages
   std::string host;          ///< tcp: where rank 0 listens and the others connect

@@ -11,6 +11,16 @@
 
 namespace pinbench::dist {
 
+std::string_view to_string(launcher_kind k) noexcept {
+  switch (k) {
+    case launcher_kind::none: return "none";
+    case launcher_kind::mpirun: return "mpirun";
+    case launcher_kind::srun: return "srun";
+    case launcher_kind::torchrun: return "torchrun";
+  }
+  return "?";
+}
+
 namespace {
 
 [[noreturn]] void malformed(const char* name, const std::string& value, const std::string& want) {
@@ -52,7 +62,7 @@ void set_local(launch_info& info, const std::optional<std::pair<int, int>>& loca
 
 launch_info from_mpirun(const environment& env) {
   launch_info info;
-  info.launcher = "mpirun";
+  info.launcher = launcher_kind::mpirun;
   // PMIx-based OpenMPI sets PMIX_RANK too; it stands in for OMPI_COMM_WORLD_RANK when that is
   // missing (PMIX_RANK alone is not mpirun's: srun --mpi=pmix sets it as well).
   const char* rank_name = env.has("OMPI_COMM_WORLD_RANK") || !env.has("PMIX_RANK")
@@ -67,7 +77,7 @@ launch_info from_mpirun(const environment& env) {
 
 launch_info from_srun(const environment& env) {
   launch_info info;
-  info.launcher = "srun";
+  info.launcher = launcher_kind::srun;
   // The step's own task count first: a step started with --preserve-env (or salloc's
   // interactive step) carries the job's SLURM_NTASKS, which may be more tasks than it has.
   const char* size_name = env.has("SLURM_STEP_NUM_TASKS") ? "SLURM_STEP_NUM_TASKS"
@@ -101,7 +111,7 @@ launch_info from_srun(const environment& env) {
 
 launch_info from_torchrun(const environment& env) {
   launch_info info;
-  info.launcher = "torchrun";
+  info.launcher = launcher_kind::torchrun;
   auto world = read_pair(env, {"RANK", "WORLD_SIZE"});
   info.rank = world->first;
   info.size = world->second;

@@ -4,16 +4,22 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "dist/environment.hpp"
 
 namespace pinbench::dist {
 
+/// What started this process: none (a plain process), or a launcher pinbench reads.
+enum class launcher_kind { none, mpirun, srun, torchrun };
+/// "none", "mpirun", "srun" or "torchrun": for results and messages.
+[[nodiscard]] std::string_view to_string(launcher_kind k) noexcept;
+
 struct launch_info {
-  std::string launcher = "none";  ///< "none", "mpirun", "srun", "torchrun"
+  launcher_kind launcher = launcher_kind::none;
   int rank = 0, size = 1;         ///< this process among all of them
   int local_rank = 0, local_size = 1;  ///< among those on this host: picks the local GPU
-  [[nodiscard]] bool launched() const { return size > 1 || launcher != "none"; }
+  [[nodiscard]] bool launched() const { return size > 1 || launcher != launcher_kind::none; }
 };
 
 /// Reads the launcher's variables through `getenv` (the process environment by default). When

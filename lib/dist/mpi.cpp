@@ -67,7 +67,7 @@ class mpi_communicator final : public communicator {
 
   [[nodiscard]] int rank() const noexcept override { return rank_; }
   [[nodiscard]] int size() const noexcept override { return size_; }
-  [[nodiscard]] std::string_view transport() const noexcept override { return "mpi"; }
+  [[nodiscard]] std::string_view transport() const noexcept override { return to_string(transport_kind::mpi); }
 
   void barrier(timeout limit) override { check(api_->barrier(seconds(limit)), "barrier", limit); }
 
@@ -202,7 +202,7 @@ std::unique_ptr<communicator> connect_mpi(const launch_info& launch) {
     throw environment_error(fmt::format(
         "launched by {} with {} ranks, but MPI support cannot be loaded: {} (build pinbench "
         "where MPI is found, or point PINBENCH_MPI_PLUGIN at libpinbench_mpi.so)",
-        launch.launcher, launch.size, loaded.why_not));
+        to_string(launch.launcher), launch.size, loaded.why_not));
   }
   int rank = -1;
   int size = 0;
@@ -214,7 +214,7 @@ std::unique_ptr<communicator> connect_mpi(const launch_info& launch) {
     throw environment_error(fmt::format(
         "MPI says this is rank {} of {}, {}'s environment rank {} of {}: is pinbench's MPI "
         "(the one libpinbench_mpi.so links) the launcher's?",
-        rank, size, launch.launcher, launch.rank, launch.size));
+        rank, size, to_string(launch.launcher), launch.rank, launch.size));
   }
   return world;
 }

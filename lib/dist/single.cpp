@@ -14,7 +14,7 @@ class single final : public communicator {
  public:
   [[nodiscard]] int rank() const noexcept override { return 0; }
   [[nodiscard]] int size() const noexcept override { return 1; }
-  [[nodiscard]] std::string_view transport() const noexcept override { return "single"; }
+  [[nodiscard]] std::string_view transport() const noexcept override { return to_string(transport_kind::single); }
 
   void barrier(timeout) override {}
   std::vector<std::string> all_gather(std::string_view mine, timeout) override {

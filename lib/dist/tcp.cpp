@@ -118,7 +118,7 @@ class tcp_communicator final : public communicator {
 
   [[nodiscard]] int rank() const noexcept override { return rank_; }
   [[nodiscard]] int size() const noexcept override { return size_; }
-  [[nodiscard]] std::string_view transport() const noexcept override { return "tcp"; }
+  [[nodiscard]] std::string_view transport() const noexcept override { return to_string(transport_kind::tcp); }
 
   void barrier(timeout limit) override {
     (void)star(code_of(op::barrier), {}, [](parts_t&) { return replies_t{std::string{}}; }, limit);

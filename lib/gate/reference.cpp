@@ -261,7 +261,7 @@ reference_file parse_references(const ojson& doc, const std::string& path) {
     rs.select.device = in.text(*select, where + ".select", "device", false);
     rs.select.backend = in.text(*select, where + ".select", "backend", false);
     rs.select.host = in.text(*select, where + ".select", "host", false);
-    if (!rs.select.backend.empty() && rs.select.backend != "cuda" && rs.select.backend != "host")
+    if (!rs.select.backend.empty() && !device::parse_platform_kind(rs.select.backend))
       in.fail(where + ".select.backend",
               "expected \"cuda\" or \"host\", got \"" + rs.select.backend + "\"");
     rs.name = in.text(sys, where, "name", false);

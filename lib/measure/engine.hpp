@@ -40,8 +40,12 @@ class engine {
   /// Runs one case: builds what it measures, then measure_case (measure/protocol.hpp) for the
   /// warm-up, the samples and verification (sample_loop::verify).
   [[nodiscard]] virtual result::case_result run_case(const case_spec& c, run_context& ctx) = 0;
-  /// A one-line conclusion over the scenario's cases once they ran ("" when the kind has none).
-  [[nodiscard]] virtual std::string verdict(const result::scenario_result&) const { return {}; }
+  /// A one-line conclusion over the scenario's cases once they ran ("" when the kind has none),
+  /// measured on a platform of `kind`.
+  [[nodiscard]] virtual std::string verdict(const result::scenario_result&,
+                                            device::platform_kind /*kind*/) const {
+    return {};
+  }
 };
 
 }  // namespace pinbench::measure

@@ -158,7 +158,7 @@ ojson benchmark_context(const result::run_result& r) {
   ctx["pinbench_version"] = r.tool_version;
   ctx["pinbench_git"] = r.tool_git;
   ctx["pinbench_backend"] = backend;
-  ctx["pinbench_emulated"] = result::emulated_backend(backend);
+  ctx["pinbench_emulated"] = r.emulated();
   ctx["pinbench_device"] = r.environment_text({"device", "name"});
   return ctx;
 }
@@ -195,7 +195,7 @@ tracker_arrays to_github_action_benchmark(const result::run_result& r) {
                {"value", sum.median},
                {"range", fmt::format("± {:.4g}", (sum.q3 - sum.q1) / 2)},
                {"extra", fmt::format("backend: {}{}; device: {}; {} sample(s); stop: {}", backend,
-                                     result::emulated_backend(backend) ? " (emulated)" : "",
+                                     r.emulated() ? " (emulated)" : "",
                                      device.empty() ? "unknown" : device, sum.n,
                                      result::to_string(c.stopped))}};
     (m.better == result::direction::higher ? bigger : smaller).push_back(std::move(item));

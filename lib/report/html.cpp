@@ -301,7 +301,7 @@ std::string to_html(const result::run_result& r) {
       r.tool_version, style_sheet);
   out += "<header>\n<h1>pinbench results</h1>\n<p class=\"lead\">" +
          escape(detail::header_line(r)) + "</p>\n";
-  if (result::emulated_backend(detail::backend_name(r)))
+  if (r.emulated())
     out +=
         "<p class=\"warning\" role=\"note\">Host backend: the device is emulated in host "
         "memory. These are host figures (your RAM and CPUs), not GPU figures.</p>\n";

@@ -160,7 +160,7 @@ std::string header_line(const result::run_result& r) {
   const auto& env = r.environment;
   const auto backend = backend_name(r);
   const auto device = text_at(env, {"device", "name"});
-  if (result::emulated_backend(backend)) {
+  if (r.emulated()) {
     // The device name only repeats the CPU model, which follows anyway.
     parts.push_back("backend: host (emulated device, not a GPU)");
   } else {
@@ -352,7 +352,7 @@ std::string footer_line(const result::run_result& r) {
   }
   const auto backend = backend_name(r);
   if (!backend.empty()) out += "; backend: " + backend;
-  if (result::emulated_backend(backend)) out += " \u2014 host-emulated figures, not GPU figures";
+  if (r.emulated()) out += " \u2014 host-emulated figures, not GPU figures";
   return out;
 }
 

@@ -129,6 +129,10 @@ std::string run_result::backend_name() const {
   return backend.empty() ? environment_text({"backend"}) : backend;
 }
 
+std::optional<device::platform_kind> run_result::platform() const {
+  return device::parse_platform_kind(backend_name());
+}
+
 std::string run_result::environment_text(std::initializer_list<const char*> keys) const {
   const nlohmann::json* v = find_path(environment, keys);
   return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();

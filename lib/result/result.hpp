@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/stats.hpp"
+#include "device/backend.hpp"
 #include "result/tune.hpp"
 
 namespace pinbench::result {
@@ -79,15 +80,6 @@ struct scenario_result {
   std::string verdict;  ///< the engine's one-line conclusion over the cases ("" = none)
 };
 
-/// The `backend` a result records for the host backend (device::to_string(platform_kind::host)):
-/// its figures are host figures (the machine's RAM and CPUs), never GPU figures.
-inline constexpr std::string_view host_backend_name = "host";
-
-/// Whether figures recorded under `backend` come from the host backend's emulation.
-[[nodiscard]] constexpr bool emulated_backend(std::string_view backend) noexcept {
-  return backend == host_backend_name;
-}
-
 struct run_result {
   std::string tool_version, tool_git;
   std::string created;          ///< UTC, ISO 8601
@@ -118,6 +110,11 @@ struct run_result {
   [[nodiscard]] bool any_failed() const;
   /// The backend: `backend`, else environment.backend ("" when neither says).
   [[nodiscard]] std::string backend_name() const;
+  /// The platform the result was measured on; none when it names no backend pinbench has.
+  [[nodiscard]] std::optional<device::platform_kind> platform() const;
+  /// Measured on the host backend's emulation: its figures are host figures (the machine's RAM
+  /// and CPUs), never GPU figures.
+  [[nodiscard]] bool emulated() const { return platform() == device::platform_kind::host; }
   /// A string of the environment block at `keys` (environment.device.name, .host.hostname);
   /// "" where it is missing or not a string.
   [[nodiscard]] std::string environment_text(std::initializer_list<const char*> keys) const;

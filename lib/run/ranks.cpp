@@ -31,7 +31,7 @@ nlohmann::json rank_entry(const dist::launch_info& launch, std::string_view tran
   e["rank"] = launch.rank;
   e["local_rank"] = launch.local_rank;
   e["host"] = read_host_info().hostname;
-  e["launcher"] = launch.launcher;
+  e["launcher"] = std::string(to_string(launch.launcher));
   e["transport"] = std::string(transport);
   e["backend"] = environment.value("backend", "");
   e["device"] = environment.value("device", nlohmann::json::object());

@@ -170,7 +170,7 @@ result::run_result run_scenarios(const plan& p, device::backend& dev, const run_
       sr.cases.push_back(result::merge_rounds(std::move(per_round), labels));
     }
     if (!reached[i]) continue;
-    if (engines[i]) sr.verdict = engines[i]->verdict(sr);
+    if (engines[i]) sr.verdict = engines[i]->verdict(sr, dev.kind());
     result.scenarios.push_back(std::move(sr));
   }
   result.environment = environment_block(dev);

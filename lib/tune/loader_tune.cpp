@@ -755,7 +755,7 @@ class loader_tuner {
     // Each phase's scenario gets the loader kind's own verdict over its cases.
     if (const auto* kind = kinds::find("loader"); kind != nullptr && kind->make_engine) {
       const auto engine = kind->make_engine();
-      for (auto& sc : result_.scenarios) sc.verdict = engine->verdict(sc);
+      for (auto& sc : result_.scenarios) sc.verdict = engine->verdict(sc, s_.platform().kind());
     }
     result::tune_block t;
     t.question = "loader";

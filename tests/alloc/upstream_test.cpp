@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "device/backend.hpp"
+#include "device/platform.hpp"
 
 using namespace pinbench;
 using namespace pinbench::alloc;
@@ -83,7 +84,7 @@ TEST_CASE("arena: reserved address space is free, mapped pages count", "[alloc]"
 TEST_CASE("backend upstream: the backend's memory under a capacity cap", "[alloc]") {
   device::backend_options options;
   options.host_device_capacity = 64_MiB;
-  auto dev = device::make_backend("host", options);
+  auto dev = device::platform::host(options).open(0);
   auto up = make_backend_upstream(*dev, 32_MiB);
   CHECK(up->name() == "host");
   CHECK(up->capacity() == 32_MiB);

@@ -10,6 +10,7 @@
 #include "collective/collective.hpp"
 #include "collective/thread_world.hpp"
 #include "device/backend.hpp"
+#include "device/platform.hpp"
 
 namespace pinbench::collective {
 namespace {
@@ -29,7 +30,7 @@ std::vector<std::vector<float>> run_world(int n, op o, std::size_t count, bool i
   for (int r = 0; r < n; ++r)
     threads.emplace_back([&, r] {
       testing::thread_world::comm c(world, r);
-      auto dev = device::make_backend("host");
+      auto dev = device::platform::host().open(0);
       const auto g = make_world_group(c, *dev);
       seen[static_cast<std::size_t>(r)] = {g->world_size(), g->local_count(), g->first_rank()};
       const std::size_t one = std::max(s.send_count, s.recv_count);
@@ -84,7 +85,7 @@ TEST_CASE("the communicator group runs every op through the launch's communicato
 TEST_CASE("the communicator group describes the launch", "[collective][world]") {
   testing::thread_world world(1);
   testing::thread_world::comm c(world, 0);
-  auto dev = device::make_backend("host");
+  auto dev = device::platform::host().open(0);
   const auto g = make_world_group(c, *dev);
   CHECK(g->describe() == "threads communicator over host memory, 1 process");
 }

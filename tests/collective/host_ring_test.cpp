@@ -13,6 +13,7 @@
 #include "collective/host_ring.hpp"
 #include "core/error.hpp"
 #include "device/backend.hpp"
+#include "device/platform.hpp"
 
 namespace pinbench::collective {
 namespace {
@@ -163,7 +164,7 @@ TEST_CASE("a local group over host-backend devices is the host ring", "[collecti
   std::vector<std::unique_ptr<device::backend>> owned;
   std::vector<device::backend*> devices;
   for (int i = 0; i < 4; ++i) {
-    owned.push_back(device::make_backend("host"));
+    owned.push_back(device::platform::host().open(0));
     devices.push_back(owned.back().get());
   }
   const auto g = make_local_group(devices);

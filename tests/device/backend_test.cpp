@@ -3,24 +3,37 @@
 
 #include "core/error.hpp"
 #include "device/backend.hpp"
+#include "device/platform.hpp"
 
 using namespace pinbench;
 using namespace pinbench::device;
 
-TEST_CASE("make_backend picks the host backend by name and as the fallback of auto", "[device]") {
+TEST_CASE("a platform opens the host backend by choice and as the fallback of auto", "[device]") {
   backend_options options;
   options.host_device_capacity = 16u << 20;
-  CHECK(make_backend("host", options)->name() == "host");
+  CHECK(platform::host(options).open(0)->kind() == platform_kind::host);
 
   const auto cuda = cuda_availability();
+  const auto automatic = open_platform(backend_choice::automatic, options);
   if (cuda.usable) {
-    CHECK(make_backend("auto", options)->name() == "cuda");
+    CHECK(automatic.open_home()->kind() == platform_kind::cuda);
   } else {
     CHECK_FALSE(cuda.reason.empty());
-    CHECK(make_backend("auto", options)->name() == "host");
-    CHECK_THROWS_AS(make_backend("cuda", options), environment_error);
+    CHECK(automatic.open_home()->kind() == platform_kind::host);
+    CHECK_THROWS_AS(open_platform(backend_choice::cuda, options), environment_error);
   }
-  CHECK_THROWS_AS(make_backend("tpu", options), input_error);
+}
+
+TEST_CASE("backend names: one table for --backend, results and messages", "[device]") {
+  CHECK(backend_choice_names() == std::vector<std::string>{"auto", "cuda", "host"});
+  for (const auto kind : {platform_kind::host, platform_kind::cuda})
+    CHECK(parse_platform_kind(to_string(kind)) == kind);
+  CHECK_FALSE(parse_platform_kind("tpu"));
+  CHECK_FALSE(parse_platform_kind("auto"));
+  CHECK(parse_backend_choice("auto") == backend_choice::automatic);
+  CHECK(parse_backend_choice("cuda") == backend_choice::cuda);
+  CHECK(parse_backend_choice("host") == backend_choice::host);
+  CHECK_FALSE(parse_backend_choice("tpu"));
 }
 
 TEST_CASE("host memory kinds have their scenario names", "[device]") {

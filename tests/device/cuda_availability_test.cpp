@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "device/backend.hpp"
+#include "device/platform.hpp"
 
 #ifdef PINBENCH_HAVE_CUDA
 #include "device/cuda/check.hpp"
@@ -35,21 +36,21 @@ TEST_CASE("cuda_availability never throws and explains itself", "[device][cuda]"
   }
 }
 
-TEST_CASE("make_backend: cuda fails as an environment error without a device, auto falls back",
+TEST_CASE("open_platform: cuda fails as an environment error without a device, auto falls back",
           "[device][cuda]") {
   const availability a = cuda_availability();
   if (a.usable) {
-    CHECK(make_backend("cuda")->name() == "cuda");
-    CHECK(make_backend("auto")->name() == "cuda");
+    CHECK(open_platform(backend_choice::cuda).open_home()->name() == "cuda");
+    CHECK(open_platform(backend_choice::automatic).open_home()->name() == "cuda");
     return;
   }
-  REQUIRE_THROWS_AS(make_backend("cuda"), environment_error);
+  REQUIRE_THROWS_AS(open_platform(backend_choice::cuda).open_home(), environment_error);
   try {
-    static_cast<void>(make_backend("cuda"));
+    static_cast<void>(open_platform(backend_choice::cuda).open_home());
   } catch (const environment_error& e) {
     CHECK_THAT(e.what(), Catch::Contains(a.reason));
   }
-  const auto fallback = make_backend("auto");
+  const auto fallback = open_platform(backend_choice::automatic).open_home();
   REQUIRE(fallback != nullptr);
   CHECK(fallback->name() == "host");
 }

@@ -51,7 +51,7 @@ class scoped_env {
   std::optional<std::string> old_;
 };
 
-launch_info launched_by(const char* launcher, int rank, int size) {
+launch_info launched_by(launcher_kind launcher, int rank, int size) {
   launch_info info;
   info.launcher = launcher;
   info.rank = rank;
@@ -102,8 +102,8 @@ TEST_CASE("single: one rank, every call a copy or nothing", "[dist]") {
 
 TEST_CASE("connect: one process is single whatever launched it", "[dist]") {
   scoped_env plugin("PINBENCH_MPI_PLUGIN", "/nonexistent/libpinbench_mpi.so");
-  CHECK(connect(launched_by("mpirun", 0, 1), 1s)->transport() == "single");
-  CHECK(connect(launched_by("torchrun", 0, 1), 1s)->transport() == "single");
+  CHECK(connect(launched_by(launcher_kind::mpirun, 0, 1), 1s)->transport() == "single");
+  CHECK(connect(launched_by(launcher_kind::torchrun, 0, 1), 1s)->transport() == "single");
 }
 
 TEST_CASE("connect: PINBENCH_RENDEZVOUS forces tcp under any launcher", "[dist]") {
@@ -111,14 +111,14 @@ TEST_CASE("connect: PINBENCH_RENDEZVOUS forces tcp under any launcher", "[dist]"
   std::string transport_of_1;
   std::thread one([&] {
     try {
-      auto world = connect(launched_by("mpirun", 1, 2), 5s);
+      auto world = connect(launched_by(launcher_kind::mpirun, 1, 2), 5s);
       transport_of_1 = world->transport();
       world->barrier(5s);
     } catch (const std::exception& e) {
       transport_of_1 = e.what();
     }
   });
-  auto world = connect(launched_by("mpirun", 0, 2), 5s);
+  auto world = connect(launched_by(launcher_kind::mpirun, 0, 2), 5s);
   CHECK(world->transport() == "tcp");
   world->barrier(5s);
   one.join();
@@ -134,12 +134,12 @@ TEST_CASE("connect: torchrun meets at MASTER_ADDR, port MASTER_PORT + 1", "[dist
     std::string failed_1;
     std::thread one([&] {
       try {
-        connect(launched_by("torchrun", 1, 2), 5s)->barrier(5s);
+        connect(launched_by(launcher_kind::torchrun, 1, 2), 5s)->barrier(5s);
       } catch (const std::exception& e) {
         failed_1 = e.what();
       }
     });
-    auto world = connect(launched_by("torchrun", 0, 2), 5s);
+    auto world = connect(launched_by(launcher_kind::torchrun, 0, 2), 5s);
     CHECK(world->transport() == "tcp");
     world->barrier(5s);
     one.join();
@@ -148,15 +148,15 @@ TEST_CASE("connect: torchrun meets at MASTER_ADDR, port MASTER_PORT + 1", "[dist
   SECTION("without MASTER_ADDR") {
     scoped_env addr("MASTER_ADDR", std::nullopt);
     scoped_env master_port("MASTER_PORT", "29500");
-    CHECK_THROWS_AS(connect(launched_by("torchrun", 1, 2), 1s), pinbench::environment_error);
-    CHECK_THROWS_WITH(connect(launched_by("torchrun", 1, 2), 1s),
+    CHECK_THROWS_AS(connect(launched_by(launcher_kind::torchrun, 1, 2), 1s), pinbench::environment_error);
+    CHECK_THROWS_WITH(connect(launched_by(launcher_kind::torchrun, 1, 2), 1s),
                       Catch::Contains("MASTER_ADDR is not set"));
   }
   SECTION("a malformed MASTER_PORT") {
     scoped_env addr("MASTER_ADDR", "127.0.0.1");
     scoped_env master_port("MASTER_PORT", "port");
-    CHECK_THROWS_AS(connect(launched_by("torchrun", 1, 2), 1s), pinbench::input_error);
-    CHECK_THROWS_WITH(connect(launched_by("torchrun", 1, 2), 1s),
+    CHECK_THROWS_AS(connect(launched_by(launcher_kind::torchrun, 1, 2), 1s), pinbench::input_error);
+    CHECK_THROWS_WITH(connect(launched_by(launcher_kind::torchrun, 1, 2), 1s),
                       Catch::Contains("environment MASTER_PORT"));
   }
 }
@@ -164,13 +164,13 @@ TEST_CASE("connect: torchrun meets at MASTER_ADDR, port MASTER_PORT + 1", "[dist
 TEST_CASE("connect: mpirun without the MPI plugin is an environment error naming why", "[dist]") {
   scoped_env rendezvous("PINBENCH_RENDEZVOUS", std::nullopt);
   scoped_env plugin("PINBENCH_MPI_PLUGIN", "/nonexistent/libpinbench_mpi.so");
-  CHECK_THROWS_AS(connect(launched_by("mpirun", 0, 2), 1s), pinbench::environment_error);
-  CHECK_THROWS_WITH(connect(launched_by("mpirun", 0, 2), 1s),
+  CHECK_THROWS_AS(connect(launched_by(launcher_kind::mpirun, 0, 2), 1s), pinbench::environment_error);
+  CHECK_THROWS_WITH(connect(launched_by(launcher_kind::mpirun, 0, 2), 1s),
                     Catch::Contains("launched by mpirun with 2 ranks, but MPI support cannot be "
                                     "loaded: /nonexistent/libpinbench_mpi.so"));
   // srun without PMIx falls back to tcp, which needs the step's nodes (none here).
-  CHECK_THROWS_AS(connect(launched_by("srun", 1, 2), 1s), pinbench::environment_error);
-  CHECK_THROWS_WITH(connect(launched_by("srun", 1, 2), 1s),
+  CHECK_THROWS_AS(connect(launched_by(launcher_kind::srun, 1, 2), 1s), pinbench::environment_error);
+  CHECK_THROWS_WITH(connect(launched_by(launcher_kind::srun, 1, 2), 1s),
                     Catch::Contains("needs SLURM_STEP_NODELIST or SLURM_JOB_NODELIST"));
   CHECK_THAT(mpi_unavailable_reason(), Catch::Contains("/nonexistent/libpinbench_mpi.so"));
 }

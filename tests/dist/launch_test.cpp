@@ -55,7 +55,7 @@ env_map without(env_map env, const std::string& name) {
 
 TEST_CASE("no launcher: one process", "[dist][launch]") {
   auto info = detect({});
-  CHECK(info.launcher == "none");
+  CHECK(info.launcher == pinbench::dist::launcher_kind::none);
   CHECK(info.rank == 0);
   CHECK(info.size == 1);
   CHECK(info.local_rank == 0);
@@ -79,7 +79,7 @@ TEST_CASE("no launcher: one process", "[dist][launch]") {
 TEST_CASE("each launcher's variables", "[dist][launch]") {
   SECTION("mpirun") {
     auto info = detect(mpirun);
-    CHECK(info.launcher == "mpirun");
+    CHECK(info.launcher == pinbench::dist::launcher_kind::mpirun);
     CHECK(info.rank == 1);
     CHECK(info.size == 4);
     CHECK(info.local_rank == 1);
@@ -88,7 +88,7 @@ TEST_CASE("each launcher's variables", "[dist][launch]") {
   }
   SECTION("mpirun with PMIX_RANK for the rank") {
     auto info = detect({{"PMIX_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "3"}});
-    CHECK(info.launcher == "mpirun");
+    CHECK(info.launcher == pinbench::dist::launcher_kind::mpirun);
     CHECK(info.rank == 2);
     CHECK(info.size == 3);
     CHECK(info.local_rank == 0);
@@ -96,7 +96,7 @@ TEST_CASE("each launcher's variables", "[dist][launch]") {
   }
   SECTION("srun") {
     auto info = detect(srun);
-    CHECK(info.launcher == "srun");
+    CHECK(info.launcher == pinbench::dist::launcher_kind::srun);
     CHECK(info.rank == 3);
     CHECK(info.size == 8);
     CHECK(info.local_rank == 1);
@@ -129,7 +129,7 @@ TEST_CASE("each launcher's variables", "[dist][launch]") {
   }
   SECTION("torchrun") {
     auto info = detect(torchrun);
-    CHECK(info.launcher == "torchrun");
+    CHECK(info.launcher == pinbench::dist::launcher_kind::torchrun);
     CHECK(info.rank == 2);
     CHECK(info.size == 3);
     CHECK(info.local_rank == 0);
@@ -143,12 +143,12 @@ TEST_CASE("each launcher's variables", "[dist][launch]") {
 }
 
 TEST_CASE("mpirun's variables win, then srun's, then torchrun's", "[dist][launch]") {
-  CHECK(detect(merged(merged(mpirun, srun), torchrun)).launcher == "mpirun");
-  CHECK(detect(merged(srun, torchrun)).launcher == "srun");
+  CHECK(detect(merged(merged(mpirun, srun), torchrun)).launcher == pinbench::dist::launcher_kind::mpirun);
+  CHECK(detect(merged(srun, torchrun)).launcher == pinbench::dist::launcher_kind::srun);
   CHECK(detect(merged(mpirun, torchrun)).rank == 1);
   // The winner's variables alone are read: a malformed loser is not an error.
-  CHECK(detect(merged(mpirun, {{"RANK", "x"}})).launcher == "mpirun");
-  CHECK(detect(merged(torchrun, {{"SLURM_NTASKS", "8"}})).launcher == "torchrun");
+  CHECK(detect(merged(mpirun, {{"RANK", "x"}})).launcher == pinbench::dist::launcher_kind::mpirun);
+  CHECK(detect(merged(torchrun, {{"SLURM_NTASKS", "8"}})).launcher == pinbench::dist::launcher_kind::torchrun);
 }
 
 TEST_CASE("a malformed environment is an input error naming the variable", "[dist][launch]") {

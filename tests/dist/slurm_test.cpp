@@ -40,7 +40,7 @@ const env_map pmi2{
 
 launch_info srun_rank(int rank) {
   launch_info l;
-  l.launcher = "srun";
+  l.launcher = launcher_kind::srun;
   l.rank = rank;
   l.size = 2;
   return l;
@@ -165,7 +165,7 @@ TEST_CASE("transport: srun uses MPI only where the step offers PMIx and MPI load
           "[dist][slurm]") {
   SECTION("--mpi=none: tcp on the step's first node") {
     const auto c = choose_transport(srun_rank(1), from(srun_none), mpi_loads);
-    CHECK(c.transport == "tcp");
+    CHECK(c.transport == transport_kind::tcp);
     CHECK(c.host == "vm");
     CHECK(c.port == 20808);
     CHECK(c.launch_token == slurm::launch_token(8, 0));
@@ -176,7 +176,7 @@ TEST_CASE("transport: srun uses MPI only where the step offers PMIx and MPI load
   SECTION("--mpi=pmix with MPI support: mpi") {
     const auto env = with(srun_none, pmix);
     const auto c = choose_transport(srun_rank(1), from(env), mpi_loads);
-    CHECK(c.transport == "mpi");
+    CHECK(c.transport == transport_kind::mpi);
     CHECK_THAT(c.why, Contains("offers PMIx (PMIX_NAMESPACE=slurm.pmix.9.0"));
   }
   SECTION("--mpi=pmix without MPI support: refused, never tcp on some ranks only") {
@@ -187,22 +187,22 @@ TEST_CASE("transport: srun uses MPI only where the step offers PMIx and MPI load
                       Contains("MPI support cannot be loaded here: /x/libpinbench_mpi.so") &&
                           Contains("PINBENCH_TRANSPORT=tcp"));
     const auto tcp = with(env, {{"PINBENCH_TRANSPORT", "tcp"}});
-    CHECK(choose_transport(srun_rank(1), from(tcp), mpi_missing).transport == "tcp");
+    CHECK(choose_transport(srun_rank(1), from(tcp), mpi_missing).transport == transport_kind::tcp);
   }
   SECTION("--mpi=pmi2: tcp, unless PINBENCH_TRANSPORT=mpi") {
     const auto env = with(srun_none, pmi2);
     const auto c = choose_transport(srun_rank(1), from(env), mpi_loads);
-    CHECK(c.transport == "tcp");
+    CHECK(c.transport == transport_kind::tcp);
     CHECK_THAT(c.why, Contains("PMI-2 only (PMI_FD=13, SLURM_MPI_TYPE=pmi2)"));
     const auto forced = with(env, {{"PINBENCH_TRANSPORT", "mpi"}});
-    CHECK(choose_transport(srun_rank(1), from(forced), mpi_loads).transport == "mpi");
+    CHECK(choose_transport(srun_rank(1), from(forced), mpi_loads).transport == transport_kind::mpi);
   }
   SECTION("PINBENCH_TRANSPORT=tcp and PINBENCH_RENDEZVOUS win over PMIx") {
     const auto tcp = with(srun_none, with(pmix, {{"PINBENCH_TRANSPORT", "tcp"}}));
     CHECK(choose_transport(srun_rank(1), from(tcp), mpi_loads).port == 20808);
     const auto at = with(srun_none, with(pmix, {{"PINBENCH_RENDEZVOUS", "10.0.0.5:9000"}}));
     const auto c = choose_transport(srun_rank(1), from(at), mpi_loads);
-    CHECK(c.transport == "tcp");
+    CHECK(c.transport == transport_kind::tcp);
     CHECK(c.host == "10.0.0.5");
     CHECK(c.port == 9000);
   }
@@ -222,9 +222,9 @@ TEST_CASE("transport: srun uses MPI only where the step offers PMIx and MPI load
 TEST_CASE("transport: the other launchers, and a malformed PINBENCH_TRANSPORT", "[dist]") {
   launch_info l;
   l.size = 2;
-  l.launcher = "mpirun";
+  l.launcher = launcher_kind::mpirun;
   const env_map nothing;
-  CHECK(choose_transport(l, from(nothing), mpi_loads).transport == "mpi");
+  CHECK(choose_transport(l, from(nothing), mpi_loads).transport == transport_kind::mpi);
   const env_map tcp{{"PINBENCH_TRANSPORT", "tcp"}};
   CHECK_THROWS_WITH(choose_transport(l, from(tcp), mpi_loads),
                     Contains("needs PINBENCH_RENDEZVOUS"));
@@ -232,12 +232,12 @@ TEST_CASE("transport: the other launchers, and a malformed PINBENCH_TRANSPORT", 
   CHECK_THROWS_AS(choose_transport(l, from(bad), mpi_loads), pinbench::input_error);
   CHECK_THROWS_WITH(choose_transport(l, from(bad), mpi_loads),
                     Contains("environment PINBENCH_TRANSPORT: expected auto, mpi or tcp"));
-  l.launcher = "torchrun";
+  l.launcher = launcher_kind::torchrun;
   const env_map torch{{"MASTER_ADDR", "10.1.1.1"}, {"MASTER_PORT", "29500"}};
   const auto c = choose_transport(l, from(torch), mpi_loads);
-  CHECK(c.transport == "tcp");
+  CHECK(c.transport == transport_kind::tcp);
   CHECK(c.host == "10.1.1.1");
   CHECK(c.port == 29501);
   l.size = 1;
-  CHECK(choose_transport(l, from(bad), mpi_loads).transport == "single");
+  CHECK(choose_transport(l, from(bad), mpi_loads).transport == transport_kind::single);
 }

@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
   if (argc > 2) ::setenv("PINBENCH_MPI_PLUGIN", argv[2], 1);
   try {
     auto launch = detect_launch();
-    if (launch.launcher != "mpirun" || launch.size < 2) {
+    if (launch.launcher != launcher_kind::mpirun || launch.size < 2) {
       std::fprintf(stderr, "mpi_probe: run me under mpirun with 2 ranks or more\n");
       return 2;
     }

@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "device/backend.hpp"
+#include "device/platform.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 
@@ -72,7 +73,7 @@ std::size_t free_bytes(device::backend& dev) {
 }  // namespace
 
 TEST_CASE("gpu: the caching allocator over cudaMalloc", "[gpu][allocator]") {
-  auto dev = device::make_backend("cuda");
+  auto dev = device::open_platform(device::backend_choice::cuda).open_home();
   const std::size_t free_before = free_bytes(*dev);
   auto up = alloc::make_backend_upstream(*dev, 0);
   auto a = alloc::make_caching_allocator(*up, alloc::parse_config("", "test", {}));
@@ -91,7 +92,7 @@ TEST_CASE("gpu: the caching allocator over cudaMalloc", "[gpu][allocator]") {
 
 TEST_CASE("gpu: the caching allocator with expandable segments maps driver pages",
           "[gpu][allocator]") {
-  auto dev = device::make_backend("cuda");
+  auto dev = device::open_platform(device::backend_choice::cuda).open_home();
   if (!dev->supports_virtual_memory()) {
     WARN("the device or driver has no virtual memory management: nothing to test");
     return;
@@ -129,7 +130,7 @@ TEST_CASE("gpu: the caching allocator with expandable segments maps driver pages
 }
 
 TEST_CASE("gpu: the async allocator (cudaMallocAsync)", "[gpu][allocator]") {
-  auto dev = device::make_backend("cuda");
+  auto dev = device::open_platform(device::backend_choice::cuda).open_home();
   if (!dev->supports_async_alloc()) {
     WARN("the device or driver has no memory pools: nothing to test");
     return;
@@ -168,7 +169,7 @@ TEST_CASE("gpu: the async allocator (cudaMallocAsync)", "[gpu][allocator]") {
 }
 
 TEST_CASE("gpu: the async allocator hands its pool back when it goes", "[gpu][allocator]") {
-  auto dev = device::make_backend("cuda");
+  auto dev = device::open_platform(device::backend_choice::cuda).open_home();
   if (!dev->supports_async_alloc()) {
     WARN("the device or driver has no memory pools: nothing to test");
     return;
@@ -185,7 +186,7 @@ TEST_CASE("gpu: the async allocator hands its pool back when it goes", "[gpu][al
 }
 
 TEST_CASE("gpu: an allocator scenario end to end on the cuda backend", "[gpu][allocator]") {
-  auto dev = device::make_backend("cuda");
+  auto dev = device::open_platform(device::backend_choice::cuda).open_home();
   const std::string text = R"({"schema": "pinbench.scenario/1", "name": "gpu-alloc",
     "kind": "allocator",
     "params": {"layers": 4, "activation_bytes": "4MiB", "parameter_bytes": "1MiB",

@@ -7,6 +7,7 @@
 
 #include "collective/collective.hpp"
 #include "device/backend.hpp"
+#include "device/platform.hpp"
 #include "kinds/registry.hpp"
 
 using namespace pinbench;
@@ -18,7 +19,7 @@ TEST_CASE("NCCL runs every op on this GPU and the values are right", "[gpu][coll
     return;
   }
   INFO("NCCL " << nccl.version << " from " << nccl.library);
-  auto dev = device::make_backend("cuda");
+  auto dev = device::open_platform(device::backend_choice::cuda).open_home();
   device::backend* devices[] = {dev.get()};
   const auto g = collective::make_local_group(devices);
   CHECK(g->describe().find("NCCL") == 0);

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "device/backend.hpp"
+#include "device/platform.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 
@@ -21,7 +22,7 @@ using namespace pinbench::device;
 namespace {
 
 std::unique_ptr<backend> cuda() {
-  return make_backend("cuda");
+  return open_platform(backend_choice::cuda).open_home();
 }
 
 void fill_pattern(std::byte* p, std::size_t n, unsigned seed) {
@@ -312,7 +313,7 @@ TEST_CASE("cuda: objects of another backend are refused", "[gpu]") {
   auto b = cuda();
   backend_options small;
   small.host_device_capacity = 64_MiB;
-  auto host = make_backend("host", small);
+  auto host = platform::host(small).open(0);
   auto foreign = host->create_stream();
   auto buf = b->alloc_device(16);
   CHECK_THROWS_AS(b->launch_compute(*foreign, 1000), device_error);

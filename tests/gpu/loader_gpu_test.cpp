@@ -6,6 +6,7 @@
 #include <string>
 
 #include "device/backend.hpp"
+#include "device/platform.hpp"
 #include "loader/pinned_pool.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario.hpp"
@@ -13,7 +14,7 @@
 using namespace pinbench;
 
 TEST_CASE("gpu: a loader scenario end to end on the cuda backend", "[gpu][loader]") {
-  auto dev = device::make_backend("cuda");
+  auto dev = device::open_platform(device::backend_choice::cuda).open_home();
   const std::string text = R"({"schema": "pinbench.scenario/1", "name": "gpu-loader",
     "kind": "loader",
     "params": {"dataset": {"samples": 300, "sample_bytes": "16KiB", "cpu_per_sample": "5us"},
@@ -48,7 +49,7 @@ TEST_CASE("gpu: a loader scenario end to end on the cuda backend", "[gpu][loader
 }
 
 TEST_CASE("gpu: the pinned pools hand out page-locked memory", "[gpu][loader]") {
-  auto dev = device::make_backend("cuda");
+  auto dev = device::open_platform(device::backend_choice::cuda).open_home();
   auto pool = loader::make_caching_host_allocator(*dev, 0);
   auto lease = pool->acquire(1 << 20);
   CHECK(lease.page_locked);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "device/backend.hpp"
+#include "device/platform.hpp"
 #include "device/telemetry/telemetry.hpp"
 #include "result/result.hpp"
 #include "run/case_telemetry.hpp"
@@ -12,7 +13,7 @@
 using namespace pinbench;
 
 TEST_CASE("the CUDA device's own NVML device is watched around a case", "[gpu][telemetry]") {
-  auto dev = device::make_backend("cuda");
+  auto dev = device::open_platform(device::backend_choice::cuda).open_home();
   REQUIRE(dev->describe().pci_bus_id.has_value());
   run::case_telemetry telemetry(*dev, "auto", false);
   result::case_result r;
@@ -30,7 +31,7 @@ TEST_CASE("the CUDA device's own NVML device is watched around a case", "[gpu][t
 }
 
 TEST_CASE("NVML gives the CUDA device's link ceiling where sysfs cannot", "[gpu][telemetry]") {
-  auto dev = device::make_backend("cuda");
+  auto dev = device::open_platform(device::backend_choice::cuda).open_home();
   REQUIRE(dev->describe().pci_bus_id.has_value());
   const auto c = device::telemetry::nvml_link_ceiling(*dev->describe().pci_bus_id);
   if (!c.gbps) {

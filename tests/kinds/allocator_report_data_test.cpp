@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "device/backend.hpp"
+#include "device/platform.hpp"
 #include "kinds_support.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario.hpp"
@@ -21,7 +22,7 @@ result::case_result run_one(const std::string& params) {
       R"({"schema": "pinbench.scenario/1", "name": "a", "kind": "allocator", "params": )" + params +
       R"(, "sampling": {"warmup": 0, "min_samples": 1, "max_samples": 1, "min_time": "0",
                         "timeout": "10s"}})";
-  auto dev = device::make_backend("host");
+  auto dev = device::platform::host().open(0);
   run::plan_settings settings;
   settings.seed = 3;
   const auto r =

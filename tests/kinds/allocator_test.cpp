@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "device/backend.hpp"
+#include "device/platform.hpp"
 #include "kinds_support.hpp"
 #include "run/runner.hpp"
 #include "scenario/scenario.hpp"
@@ -37,7 +38,7 @@ std::string allocator_doc(const std::string& params, const std::string& matrix =
 result::run_result run_scenario(const scenario::scenario& s, std::uint64_t seed = 1,
                                 bool snapshots = false,
                                 std::vector<scenario::override_spec> sets = {}) {
-  auto dev = device::make_backend("host");
+  auto dev = device::platform::host().open(0);
   run::plan_settings settings;
   settings.seed = seed;
   settings.overrides = std::move(sets);

@@ -50,7 +50,7 @@ measure::case_spec make_case(const nlohmann::json& overrides) {
 
 // Runs one case on `devices` emulated host devices, as the runner would.
 result::case_result run_local(const measure::case_spec& c, int devices) {
-  auto dev = device::make_backend("host");
+  auto dev = device::platform::host().open(0);
   auto engine = kinds::find("collective")->make_engine();
   const auto platform = device::platform::host({}, devices);
   measure::run_context ctx{.dev = *dev};
@@ -151,7 +151,7 @@ TEST_CASE("the collective kind takes as many devices as ranks asks for", "[colle
     check_measured(run_local(make_case({{"ranks", 1}, {"bytes", 1000}}), 4), 1, 0);
   }
   SECTION("one, when the process can open no other device") {
-    auto dev = device::make_backend("host");
+    auto dev = device::platform::host().open(0);
     auto engine = kinds::find("collective")->make_engine();
     measure::run_context ctx{.dev = *dev};  // and no platform to open others from
     check_measured(engine->run_case(make_case({{"bytes", 1000}}), ctx), 1, 0);
@@ -195,7 +195,7 @@ TEST_CASE("under a launch every rank takes the same samples and checks every ran
   for (int r = 0; r < n; ++r)
     threads.emplace_back([&, r] {
       testing::thread_world::comm comm(world, r);
-      auto dev = device::make_backend("host");
+      auto dev = device::platform::host().open(0);
       auto engine = kinds::find("collective")->make_engine();
       measure::run_context ctx{.dev = *dev};
       ctx.world = &comm;
@@ -221,7 +221,7 @@ TEST_CASE("under a launch every rank takes the same samples and checks every ran
 TEST_CASE("under a launch, ranks must be 0 or the number of processes", "[collective][kinds][world]") {
   testing::thread_world world(2);
   testing::thread_world::comm comm(world, 0);  // no collective is reached: one rank suffices
-  auto dev = device::make_backend("host");
+  auto dev = device::platform::host().open(0);
   auto engine = kinds::find("collective")->make_engine();
   measure::run_context ctx{.dev = *dev};
   ctx.world = &comm;

@@ -13,6 +13,7 @@
 #include "cli_runner.hpp"
 #include "core/units.hpp"
 #include "device/backend.hpp"
+#include "device/platform.hpp"
 #include "kinds/data_parallel/data_parallel_trainer.hpp"
 #include "kinds/data_parallel/data_parallel_verdict.hpp"
 #include "kinds_support.hpp"
@@ -34,7 +35,7 @@ std::string dp_doc(const std::string& params, const std::string& matrix = {}) {
 
 // Runs the scenario with `device_count` emulated host devices that the engine may open.
 result::run_result run_dp_text(const std::string& text, int device_count = 4) {
-  auto dev = device::make_backend("host");
+  auto dev = device::platform::host().open(0);
   run::plan_settings settings;
   settings.seed = 5;
   const auto platform = device::platform::host({}, device_count);
@@ -175,21 +176,21 @@ TEST_CASE("data_parallel: the verdict compares ddp with dp from the medians", "[
     result::case_result c;
     c.id = "mode=" + mode;
     c.params = {{"mode", mode}, {"devices", 2}};
-    c.extra = {{"backend", "host"}, {"devices", 2}};
+    c.extra = {{"devices", 2}};
     c.add("samples_per_s", "samples/s", result::direction::higher).samples = {sps, sps, sps};
     c.add("device0_extra_memory", "bytes", result::direction::lower).samples = {extra};
     return c;
   };
   result::scenario_result s;
   s.cases = {make("dp", 100, 96.0 * (1 << 20)), make("ddp", 250, 0)};
-  CHECK(kinds::data_parallel::verdict(s) ==
+  CHECK(kinds::data_parallel::verdict(s, device::platform_kind::host) ==
         "ddp: 2.50x the samples/s of dp (host backend, 2 emulated devices); dp's device 0 peaks "
         "96 MiB above the others, ddp's 0 B");
   s.cases.pop_back();
-  CHECK_THAT(kinds::data_parallel::verdict(s),
+  CHECK_THAT(kinds::data_parallel::verdict(s, device::platform_kind::host),
              Catch::StartsWith("fastest: mode=dp at 100 samples/s"));
   s.cases.clear();
-  CHECK(kinds::data_parallel::verdict(s).empty());
+  CHECK(kinds::data_parallel::verdict(s, device::platform_kind::host).empty());
 }
 
 TEST_CASE(

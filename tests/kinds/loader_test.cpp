@@ -7,6 +7,7 @@
 #include <string>
 
 #include "device/backend.hpp"
+#include "device/platform.hpp"
 #include "kinds/loader/loader_engine.hpp"
 #include "kinds_support.hpp"
 #include "run/runner.hpp"
@@ -24,7 +25,7 @@ std::string loader_doc(const std::string& params, const std::string& matrix = {}
 }
 
 result::run_result run_loader_text(const std::string& text) {
-  auto dev = device::make_backend("host");
+  auto dev = device::platform::host().open(0);
   run::plan_settings settings;
   settings.seed = 3;
   return run::run_scenarios(

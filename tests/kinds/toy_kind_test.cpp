@@ -50,7 +50,8 @@ class toy_engine final : public measure::engine {
                            }});
     return r;
   }
-  [[nodiscard]] std::string verdict(const result::scenario_result& s) const override {
+  [[nodiscard]] std::string verdict(const result::scenario_result& s,
+                                    device::platform_kind /*kind*/) const override {
     return "toy verdict over " + std::to_string(s.cases.size()) + " cases";
   }
 };

@@ -11,6 +11,7 @@
 #include "core/interrupt.hpp"
 #include "core/units.hpp"
 #include "device/backend.hpp"
+#include "device/platform.hpp"
 #include "kinds/transfer/transfer_verdict.hpp"
 #include "kinds_support.hpp"
 #include "run/runner.hpp"
@@ -24,7 +25,7 @@ namespace {
 result::run_result run_transfer_text(const std::string& text,
                                      std::vector<scenario::override_spec> sets = {}) {
   const auto s = scenario::parse_scenario(text, "test.json");
-  auto dev = device::make_backend("host");
+  auto dev = device::platform::host().open(0);
   run::plan_settings settings;
   settings.overrides = std::move(sets);
   return run::run_scenarios(run::make_plan({s}, settings), *dev, {});
@@ -59,7 +60,7 @@ TEST_CASE("non_blocking and blocking copies report the caller's time and the cop
     INFO(c.id);
     REQUIRE(c.status == result::case_status::ok);
     CHECK(c.extra.at("verified") == true);
-    CHECK(c.extra.at("backend") == "host");
+    CHECK_FALSE(c.extra.contains("backend"));  // the run records its backend once
     for (const char* metric : {"bandwidth", "copy_time", "host_call_time"}) {
       INFO(metric);
       const auto* m = c.find(metric);
@@ -270,14 +271,14 @@ TEST_CASE("a gate that times out voids its sample", "[bench][transfer]") {
                                           "t.json");
   device::backend_options opts;
   opts.host_gate_timeouts = 2;
-  auto dev = device::make_backend("host", opts);
+  auto dev = device::platform::host(opts).open(0);
   const auto r = run::run_scenarios(run::make_plan({s}, {}), *dev, {});
   const auto& c = r.scenarios.at(0).cases.at(0);
   REQUIRE(c.status == result::case_status::ok);
   CHECK(c.extra.at("void_samples") == 2);
 
   opts.host_gate_timeouts = 1000;
-  auto broken = device::make_backend("host", opts);
+  auto broken = device::platform::host(opts).open(0);
   const auto failed = run::run_scenarios(run::make_plan({s}, {}), *broken, {});
   CHECK(failed.scenarios.at(0).cases.at(0).status == result::case_status::error);
   CHECK(failed.any_failed());
@@ -292,7 +293,7 @@ TEST_CASE("run --repeat measures every case in each round, samples keep their ro
       "sampling": {"warmup": 0, "min_samples": 3, "max_samples": 3, "min_time": "0",
                    "timeout": "2s"}})"),
       "test.json");
-  auto dev = device::make_backend("host");
+  auto dev = device::platform::host().open(0);
   run::plan_settings settings;
   settings.repeat = 3;
   run::run_options o;
@@ -329,7 +330,7 @@ result::case_result transfer_case(const std::string& memory, const nlohmann::jso
   c.id = "memory=" + memory;
   c.params = others;
   c.params["memory"] = memory;
-  c.extra = {{"backend", "host"}, {"bytes_per_copy", 32u << 20}};
+  c.extra = {{"bytes_per_copy", 32u << 20}};
   for (const auto& [name, value] : medians)
     c.add(name, "", result::direction::none).samples = {value, value, value};
   return c;
@@ -346,19 +347,19 @@ TEST_CASE("transfer: the verdict judges pinning from the medians of cases that d
                              {{"bandwidth", 20}, {"copy_time", 1e6}, {"host_call_time", 1e4}}),
                transfer_case("pageable", async,
                              {{"bandwidth", 9}, {"copy_time", 2e6}, {"host_call_time", 1.7e6}})};
-    CHECK(kinds::transfer::verdict(s) ==
+    CHECK(kinds::transfer::verdict(s, device::platform_kind::host) ==
           "non_blocking 32 MiB h2d: the caller is held 1% of a pinned copy, 85% of a pageable one: "
           "only pinned memory leaves the host free (host backend)");
     // Blocking cases say nothing of it: the caller is held by design there.
     for (auto& c : s.cases) c.params["mode"] = "blocking";
-    CHECK_THAT(kinds::transfer::verdict(s), Catch::StartsWith("fastest: memory=pinned at 20.00 GB/s"));
+    CHECK_THAT(kinds::transfer::verdict(s, device::platform_kind::host), Catch::StartsWith("fastest: memory=pinned at 20.00 GB/s"));
   }
   SECTION("a gap below 20 points is no clear difference") {
     s.cases = {transfer_case("pinned", async,
                              {{"bandwidth", 20}, {"copy_time", 1e6}, {"host_call_time", 5e5}}),
                transfer_case("pageable", async,
                              {{"bandwidth", 19}, {"copy_time", 1e6}, {"host_call_time", 6e5}})};
-    CHECK_THAT(kinds::transfer::verdict(s), Catch::Contains("50% of a pinned copy, 60% of a "
+    CHECK_THAT(kinds::transfer::verdict(s, device::platform_kind::host), Catch::Contains("50% of a pinned copy, 60% of a "
                                                             "pageable one: no clear difference"));
   }
   SECTION("overlap with compute") {
@@ -368,11 +369,11 @@ TEST_CASE("transfer: the verdict judges pinning from the medians of cases that d
                             {"overlap", overlap}});
     };
     s.cases = {with("pageable", 0.33), with("pinned", 0.97), with("registered", 0.9)};
-    CHECK(kinds::transfer::verdict(s) ==
+    CHECK(kinds::transfer::verdict(s, device::platform_kind::host) ==
           "compute hides 97% of a pinned 32 MiB h2d copy, 33% of a pageable one: pin to overlap "
           "copies with compute (host backend)");
     s.cases[0].add("overlap", "", result::direction::none).samples.assign(3, 0.9);
-    CHECK_THAT(kinds::transfer::verdict(s), Catch::Contains("no clear gain from pinning here"));
+    CHECK_THAT(kinds::transfer::verdict(s, device::platform_kind::host), Catch::Contains("no clear gain from pinning here"));
   }
   SECTION("pinning on the fly, the largest copies speaking") {
     const auto with = [&](const std::string& memory, std::uint64_t bytes, double gbps,
@@ -386,16 +387,16 @@ TEST_CASE("transfer: the verdict judges pinning from the medians of cases that d
     };
     s.cases = {with("pinned", 1u << 20, 10, 0), with("pin_on_the_fly", 1u << 20, 9, 5e4),
                with("pinned", 32u << 20, 20, 0), with("pin_on_the_fly", 32u << 20, 8, 2.5e6)};
-    CHECK(kinds::transfer::verdict(s) ==
+    CHECK(kinds::transfer::verdict(s, device::platform_kind::host) ==
           "pin_on_the_fly 32 MiB h2d: 8.00 GB/s, 0.40x a pinned source's (2.50 ms per copy spent "
           "pinning): pin the buffer once, not per copy (host backend)");
   }
   SECTION("failed cases and cases without figures give no verdict") {
     s.cases = {transfer_case("pinned", async, {{"bandwidth", 20}})};
-    CHECK(kinds::transfer::verdict(s).empty());
+    CHECK(kinds::transfer::verdict(s, device::platform_kind::host).empty());
     s.cases = {transfer_case("pinned", async,
                              {{"bandwidth", 20}, {"copy_time", 1e6}, {"host_call_time", 1e4}})};
     s.cases[0].status = result::case_status::error;
-    CHECK(kinds::transfer::verdict(s).empty());
+    CHECK(kinds::transfer::verdict(s, device::platform_kind::host).empty());
   }
 }

@@ -16,6 +16,7 @@
 
 #include "core/units.hpp"
 #include "device/backend.hpp"
+#include "device/platform.hpp"
 #include "loader/dataset.hpp"
 #include "loader/loader.hpp"
 #include "loader/pinned_pool.hpp"
@@ -27,7 +28,7 @@ inline std::unique_ptr<device::backend> host_backend(std::size_t capacity_bytes 
   device::backend_options options;
   options.host_device_capacity = capacity_bytes;
   options.host_refuse_pinning = refuse_pinning;
-  return device::make_backend("host", options);
+  return device::platform::host(options).open(0);
 }
 
 inline dataset_spec small_spec(std::uint64_t samples, std::size_t sample_bytes,

@@ -62,7 +62,6 @@ class data_parallel_engine final : public measure::engine {
     const int n =
         p.devices != 0 ? p.devices : ctx.platform != nullptr ? ctx.platform->device_count() : 1;
     device_set devices = open_devices(ctx, n);
-    const std::string backend(devices[0]->dev().name());
     auto run =
         p.ddp() ? make_ddp_trainer(p, std::move(devices)) : make_dp_trainer(p, std::move(devices));
     device_set& devs = run->devices();
@@ -126,7 +125,6 @@ class data_parallel_engine final : public measure::engine {
     holds = nlohmann::json::object();
     for (const auto& [role, bytes] : run->device0_holdings()) holds[role] = bytes;
     const layout l = make_layout(p, n);
-    r.extra["backend"] = backend;
     r.extra["devices"] = n;
     r.extra["shards"] = l.shard;
     if (p.ddp()) r.extra["buckets"] = l.buckets.size();
@@ -149,8 +147,9 @@ class data_parallel_engine final : public measure::engine {
     return r;
   }
 
-  [[nodiscard]] std::string verdict(const result::scenario_result& s) const override {
-    return data_parallel::verdict(s);
+  [[nodiscard]] std::string verdict(const result::scenario_result& s,
+                                    device::platform_kind kind) const override {
+    return data_parallel::verdict(s, kind);
   }
 };
 

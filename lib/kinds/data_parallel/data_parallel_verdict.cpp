@@ -28,18 +28,18 @@ std::string bytes(double v) {
   return format_bytes(static_cast<std::uint64_t>(std::max(v, 0.0)));
 }
 
-// "host backend, 2 emulated devices" / "cuda, 4 devices", from what the cases recorded.
-std::string where(const result::case_result& c) {
-  const std::string backend = c.extra.value("backend", std::string());
+// "host backend, 2 emulated devices" / "cuda, 4 devices": the platform and the devices the
+// case drove.
+std::string where(const result::case_result& c, device::platform_kind kind) {
   const int devices = c.extra.value("devices", 0);
-  if (result::emulated_backend(backend)) return fmt::format("host backend, {} emulated devices", devices);
-  return fmt::format("{}, {} devices", backend.empty() ? std::string("unknown backend") : backend,
-                     devices);
+  if (kind == device::platform_kind::host)
+    return fmt::format("host backend, {} emulated devices", devices);
+  return fmt::format("{}, {} devices", device::to_string(kind), devices);
 }
 
 }  // namespace
 
-std::string verdict(const result::scenario_result& s) {
+std::string verdict(const result::scenario_result& s, device::platform_kind kind) {
   std::vector<point> pts;
   for (const auto& c : s.cases) {
     if (c.status != result::case_status::ok) continue;
@@ -71,7 +71,7 @@ std::string verdict(const result::scenario_result& s) {
     const auto& [dp, ddp] = pairs.front();
     std::string line = fmt::format(
         "ddp: {:.2f}x the samples/s of dp ({}); dp's device 0 peaks {} above the others, ddp's {}",
-        ddp->samples_per_s / dp->samples_per_s, where(*ddp->c), bytes(dp->extra_bytes),
+        ddp->samples_per_s / dp->samples_per_s, where(*ddp->c, kind), bytes(dp->extra_bytes),
         bytes(ddp->extra_bytes));
     if (ddp->overlap)
       line += fmt::format("; backward hid {:.0f}% of ddp's all-reduce time", *ddp->overlap * 100);
@@ -89,13 +89,13 @@ std::string verdict(const result::scenario_result& s) {
     return fmt::format(
         "ddp: {:.2f}x to {:.2f}x the samples/s of dp over {} pairs of cases ({}); dp's device 0 "
         "peaks up to {} above the others, ddp's up to {}",
-        lo, hi, pairs.size(), where(*pairs.front().second->c), bytes(dp_extra), bytes(ddp_extra));
+        lo, hi, pairs.size(), where(*pairs.front().second->c, kind), bytes(dp_extra), bytes(ddp_extra));
   }
   const auto fastest = std::max_element(pts.begin(), pts.end(), [](const point& a, const point& b) {
     return a.samples_per_s < b.samples_per_s;
   });
   return fmt::format("fastest: {} at {:.0f} samples/s ({}); device 0 peaks {} above the others",
-                     fastest->c->id, fastest->samples_per_s, where(*fastest->c),
+                     fastest->c->id, fastest->samples_per_s, where(*fastest->c, kind),
                      bytes(fastest->extra_bytes));
 }
 

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "device/backend.hpp"
 #include "result/result.hpp"
 
 namespace pinbench::kinds::data_parallel {
@@ -11,6 +12,6 @@ namespace pinbench::kinds::data_parallel {
 /// reaches, and how far device 0's peak memory rises above the others' under each ("ddp: 1.7x
 /// the samples/s of dp (host backend, 2 emulated devices); dp's device 0 peaks 96 MiB above the
 /// others, ddp's 0 B"). Otherwise the fastest case. Empty when no case succeeded.
-[[nodiscard]] std::string verdict(const result::scenario_result& s);
+[[nodiscard]] std::string verdict(const result::scenario_result& s, device::platform_kind kind);
 
 }  // namespace pinbench::kinds::data_parallel

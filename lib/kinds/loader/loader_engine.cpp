@@ -570,7 +570,8 @@ class loader_engine final : public measure::engine {
     return r;
   }
 
-  [[nodiscard]] std::string verdict(const result::scenario_result& s) const override {
+  [[nodiscard]] std::string verdict(const result::scenario_result& s,
+                                    device::platform_kind /*kind*/) const override {
     return kinds::loader::verdict(s);
   }
 };

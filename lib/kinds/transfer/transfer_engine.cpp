@@ -502,7 +502,6 @@ class transfer_engine final : public measure::engine {
       const auto link_fraction = measure::declare(r, "link_fraction", "fraction", none);
       for (const double gbps : bandwidth.get().samples) link_fraction.add(gbps / *ceiling.gbps);
     }
-    r.extra["backend"] = std::string(ctx.dev.name());
     r.extra["link_ceiling"] = link_ceiling_json(ceiling);
     r.extra["bytes_per_copy"] = p.bytes;
     r.extra["copies_per_sample"] = p.copies;
@@ -529,8 +528,9 @@ class transfer_engine final : public measure::engine {
     return r;
   }
 
-  [[nodiscard]] std::string verdict(const result::scenario_result& s) const override {
-    return kinds::transfer::verdict(s);
+  [[nodiscard]] std::string verdict(const result::scenario_result& s,
+                                    device::platform_kind kind) const override {
+    return kinds::transfer::verdict(s, kind);
   }
 };
 

@@ -87,16 +87,15 @@ std::string on_the_fly(const point& pinned, const point& otf) {
   return line;
 }
 
-// "host backend" or the backend's name, from what the cases recorded.
-std::string where(const point& p) {
-  const std::string backend = p.c->extra.value("backend", std::string());
-  if (result::emulated_backend(backend)) return "host backend";
-  return backend.empty() ? std::string("unknown backend") : backend;
+// "host backend" or the backend's name.
+std::string where(device::platform_kind kind) {
+  return kind == device::platform_kind::host ? std::string("host backend")
+                                             : std::string(device::to_string(kind));
 }
 
 }  // namespace
 
-std::string verdict(const result::scenario_result& s) {
+std::string verdict(const result::scenario_result& s, device::platform_kind kind) {
   std::vector<point> pts;
   for (const auto& c : s.cases) {
     if (c.status != result::case_status::ok) continue;
@@ -141,7 +140,7 @@ std::string verdict(const result::scenario_result& s) {
   }
   std::string line;
   for (const auto& part : parts) line += (line.empty() ? "" : "; ") + part;
-  return line + " (" + where(pts.front()) + ")";
+  return line + " (" + where(kind) + ")";
 }
 
 }  // namespace pinbench::kinds::transfer

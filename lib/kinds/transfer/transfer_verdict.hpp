@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "device/backend.hpp"
 #include "result/result.hpp"
 
 namespace pinbench::kinds::transfer {
@@ -15,6 +16,6 @@ namespace pinbench::kinds::transfer {
 ///   - with overlap_compute: how much of the copy compute hides, pinned against pageable;
 ///   - pin_on_the_fly: its bandwidth against a pinned source's, and the pinning per copy.
 /// Otherwise the fastest case. The backend closes the line. Empty when no case succeeded.
-[[nodiscard]] std::string verdict(const result::scenario_result& s);
+[[nodiscard]] std::string verdict(const result::scenario_result& s, device::platform_kind kind);
 
 }  // namespace pinbench::kinds::transfer
