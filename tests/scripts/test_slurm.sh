@@ -5,7 +5,7 @@
 # Checks, each on the merged result rank 0 writes:
 #   srun -n 2 --mpi=none   tcp on the step's first node (no PMI offered), 2 ranks
 #   srun -n 2 --mpi=pmix   MPI through PMIx, 2 ranks
-#   sbatch --wait          the README's job script (scripts/pinbench.sbatch), 2 ranks
+#   sbatch --wait          the job script of docs/clusters.md (scripts/pinbench.sbatch), 2 ranks
 #   sbatch --wrap info     a batch script itself is one process, not a launch
 #   a task killed mid-run  the other ends within --rank-timeout with exit 3, keeping its cases
 # Exit 77 (ctest: skipped) when Slurm or munge is not installed, or this host's name does not
