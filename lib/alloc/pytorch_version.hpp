@@ -1,7 +1,7 @@
 // The PyTorch releases whose caching-allocator rules pinbench reproduces, and the rules that
 // differ between them (read from each release's c10/cuda/CUDACachingAllocator.cpp and its
 // allocator-config parser). A config is parsed, and an allocator decides, by one release's rules;
-// results and the README name it.
+// results and docs/allocator.md name it.
 #pragma once
 
 #include <optional>

@@ -6,7 +6,7 @@
 
 namespace pinbench {
 
-/// Exit codes, one meaning each (see README).
+/// Exit codes, one meaning each (docs/reliability.md, "Exit codes").
 enum exit_code : int {
   exit_ok = 0,
   exit_case_failed = 1,   ///< a case failed (run) or a gated regression (compare)

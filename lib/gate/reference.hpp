@@ -2,7 +2,7 @@
 // judge a node (ReFrame's `(value, lower, upper, unit)`): "is this node normal?" on the first
 // run, with no history. A REFS file (pinbench.references/1) maps system selectors (device name
 // pattern, backend, host pattern) to references; `check --init` writes one from a known-good
-// result. README "Judging a node against references".
+// result. docs/ci-gating.md, "Judging a node against references".
 #pragma once
 
 #include <functional>

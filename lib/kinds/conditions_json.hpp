@@ -1,7 +1,7 @@
 // The case extras that say under what conditions a case ran, as JSON: `numa` (where its host
 // memory and threads were placed; transfer and loader cases) and `link_ceiling` (the link its
-// bandwidth is judged against; transfer and collective cases). README: NUMA placement, the link
-// ceiling.
+// bandwidth is judged against; transfer and collective cases). See docs/results.md (NUMA
+// placement) and docs/transfer.md (the link ceiling).
 #pragma once
 
 #include <nlohmann/json.hpp>

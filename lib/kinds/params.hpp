@@ -1,6 +1,6 @@
 // What a kind's params are: each one's name, type, bounds, default and help, and the builders
 // a kind declares them with. The scenario loader, `--set`, `pinbench list --params` and the
-// README's tables read them; nothing else describes a param.
+// kind guides (docs/<kind>.md) read them; nothing else describes a param.
 #pragma once
 
 #include <functional>

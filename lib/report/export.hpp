@@ -2,7 +2,7 @@
 // where it already does: Bencher's Metric Format (BMF), github-action-benchmark's custom arrays
 // and Google Benchmark's JSON (which its compare.py and several trackers read). Each is
 // deterministic: the same result gives the same bytes. Only completed cases are exported, and
-// only metrics with a finite sample; README "Feeding your tracker" shows each format.
+// only metrics with a finite sample; docs/ci-gating.md, "Feeding your tracker", shows each format.
 #pragma once
 
 #include <cstddef>

@@ -47,7 +47,7 @@ struct grid {
 [[nodiscard]] grid scenario_grid(const result::scenario_result& s, std::size_t message_limit);
 
 /// What a reader needs to judge the scenario's figures, one line each, from its cases' extras
-/// (README: How to judge a figure): the link ceiling(s) behind "% of link", the GPU's clocks and
+/// (docs/judging-figures.md): the link ceiling(s) behind "% of link", the GPU's clocks and
 /// throttling while the cases ran (when one was watched), where host memory was placed, and why
 /// a collective has no busbw.
 /// Empty when the cases record none of these.
