@@ -167,6 +167,13 @@ std::size_t display_width(std::string_view s) noexcept {
       s.begin(), s.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
 }
 
+std::string one_line(std::string_view text) {
+  std::string out(text);
+  for (char& ch : out)
+    if (ch == '\n' || ch == '\r' || ch == '\t') ch = ' ';
+  return out;
+}
+
 std::string truncate(std::string_view s, std::size_t limit) {
   if (display_width(s) <= limit) return std::string(s);
   if (limit == 0) return {};

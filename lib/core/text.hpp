@@ -59,6 +59,10 @@ namespace pinbench {
 /// Columns a string takes in a terminal: UTF-8 code points (pinbench prints no wide glyphs).
 [[nodiscard]] std::size_t display_width(std::string_view s) noexcept;
 
+/// `text` on one line: line breaks and tabs become spaces (a reason in a table, a JUnit
+/// attribute).
+[[nodiscard]] std::string one_line(std::string_view text);
+
 /// `s` cut to at most `limit` code points, ending in "…" when cut.
 [[nodiscard]] std::string truncate(std::string_view s, std::size_t limit);
 

@@ -51,8 +51,8 @@ std::optional<std::uint64_t> parse_bytes(std::string_view text) {
   std::string_view suffix;
   bool integral = false;
   if (!split_number(text, value, suffix, integral)) return std::nullopt;
-  struct unit { std::string_view name; double factor; };
-  static constexpr std::array<unit, 13> units{{
+  struct suffix_factor { std::string_view name; double factor; };
+  static constexpr std::array<suffix_factor, 13> units{{
       {"", 1}, {"B", 1},
       {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
       {"K", 1024.0}, {"M", 1048576.0}, {"G", 1073741824.0},
@@ -137,6 +137,55 @@ std::optional<double> parse_fraction(std::string_view text) {
   if (percent) return v / 100;
   if (v > 1) return std::nullopt;  // "5" is ambiguous: 5% or 500%?
   return v;
+}
+
+unit unit_of(std::string_view label) noexcept {
+  if (label.empty()) return unit::none;
+  if (label == "count") return unit::count;
+  if (label == "ns") return unit::ns;
+  if (label == "bytes") return unit::bytes;
+  if (label == "fraction") return unit::fraction;
+  return unit::labelled;
+}
+
+std::string format_value(double v, std::string_view label, unit_place place) {
+  if (!std::isfinite(v)) return "-";
+  const bool in_cell = place == unit_place::in_cell;
+  switch (unit_of(label)) {
+    case unit::ns: return format_duration_ns(v);
+    case unit::bytes:
+      if (v >= 0 && v < 1.8e19) return format_bytes(static_cast<std::uint64_t>(std::llround(v)));
+      return fmt::format("{:.0f} B", v);
+    case unit::fraction:
+      return in_cell ? fmt::format("{:.1f}%", v * 100) : fmt::format("{:.1f}", v * 100);
+    case unit::count:
+      if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
+      break;
+    case unit::none:
+    case unit::labelled: break;
+  }
+  std::string number;
+  const double a = std::fabs(v);
+  if (!in_cell)  // a column of numbers: two decimals, three significant digits below 1
+    number = v == 0 ? "0" : a >= 1 ? fmt::format("{:.2f}", v) : fmt::format("{:#.3g}", v);
+  else if (a == 0 || a >= 100 || std::floor(v) == v)
+    number = fmt::format("{:.0f}", v);
+  else if (a >= 10)
+    number = fmt::format("{:.1f}", v);
+  else if (a >= 1)
+    number = fmt::format("{:.2f}", v);
+  else
+    number = fmt::format("{:.3g}", v);
+  if (!in_cell || unit_of(label) != unit::labelled) return number;
+  return number + " " + std::string(label);
+}
+
+std::string header_unit(std::string_view label) {
+  switch (unit_of(label)) {
+    case unit::fraction: return "%";
+    case unit::labelled: return std::string(label);
+    default: return {};
+  }
 }
 
 }  // namespace pinbench

@@ -30,6 +30,27 @@ namespace pinbench {
 /// 1500 -> "1.50 us", 2'000'000 -> "2.00 ms"; picks ns/us/ms/s.
 [[nodiscard]] std::string format_duration_ns(double ns);
 
+/// The units metrics are recorded in (a metric's `unit` in the result). Any other label
+/// ("GB/s", "samples/s") is `labelled`: its number is shown with the label beside it.
+enum class unit { none, count, ns, bytes, fraction, labelled };
+
+/// The unit a metric's label names: "ns", "bytes", "fraction", "count", "" (none), else
+/// labelled.
+[[nodiscard]] unit unit_of(std::string_view label) noexcept;
+
+/// Where a value's unit is shown: beside the number ("12.0 GB/s", "25.0%", three significant
+/// digits), or once in its column's header (header_unit) above numbers alone ("12.03", "77.3",
+/// two decimals so that a column lines up). Durations and sizes carry their scaled unit either
+/// way ("1.50 us", "4 MiB").
+enum class unit_place { in_cell, in_header };
+
+/// The one formatting of a value by its unit's label; "-" when it is not finite.
+[[nodiscard]] std::string format_value(double v, std::string_view label, unit_place place);
+
+/// What a column header adds for values shown with unit_place::in_header: "" for units whose
+/// values carry their own, "%" for fractions, else the label.
+[[nodiscard]] std::string header_unit(std::string_view label);
+
 constexpr std::uint64_t operator""_KiB(unsigned long long v) { return v << 10; }
 constexpr std::uint64_t operator""_MiB(unsigned long long v) { return v << 20; }
 constexpr std::uint64_t operator""_GiB(unsigned long long v) { return v << 30; }

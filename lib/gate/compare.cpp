@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/text.hpp"
+#include "core/units.hpp"
 #include "gate/statistics.hpp"
 #include "gate/wording.hpp"
 
@@ -305,7 +306,7 @@ row case_row(const result::scenario_result& s, const result::case_result& c) {
 std::string status_text(const result::case_result& c) {
   std::string out = c.status == result::case_status::error ? std::string("failed")
                                                             : std::string(result::to_string(c.status));
-  if (!c.message.empty()) out += " (" + detail::one_line(c.message) + ")";
+  if (!c.message.empty()) out += " (" + one_line(c.message) + ")";
   return out;
 }
 
@@ -604,7 +605,7 @@ comparison compare(const result::run_result& base, const result::run_result& cur
         r.gated = has_gated_metric(bc, opts) || has_gated_metric(cc, opts);
         if (bc.status == result::case_status::ok && cc.status == result::case_status::error) {
           r.result = verdict::failed;
-          r.reason = "failed in the current result: " + detail::one_line(cc.message);
+          r.reason = "failed in the current result: " + one_line(cc.message);
         } else if (bc.status == result::case_status::ok) {
           r.reason = "the current case was " + status_text(cc);
         } else if (cc.status == result::case_status::ok) {

@@ -7,9 +7,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "document/document.hpp"
 #include "gate/compare.hpp"
 
 namespace pinbench::gate {
+
+/// The comparison as a document: its outcome in the title, both sides, the rule and the
+/// statistics, warnings; per scenario one row per compared metric with the reasons of those
+/// that need attention beneath (a scenario with none is folded where a format folds); the
+/// unpaired cases; the counts and what the exit code means. to_table and to_markdown render it.
+[[nodiscard]] document::document comparison_document(const comparison& c);
+
+/// The gated rows as tests, one suite per scenario (to_junit renders them).
+[[nodiscard]] document::test_report comparison_tests(const comparison& c);
 
 /// Per scenario one row per compared metric (base and current medians, change, interval, p,
 /// threshold, verdict), the reasons of regressions, failures and inconclusive rows beneath,

@@ -196,7 +196,7 @@ std::string verdict_card(const comparison& c, const row& r, std::size_t index) {
                              escape(cells[i]));
   if (!figures.empty()) out += "<p class=\"figures\">" + figures + "</p>\n";
   if (!r.reason.empty())
-    out += "<p class=\"reason\">" + escape(detail::one_line(r.reason)) + "</p>\n";
+    out += "<p class=\"reason\">" + escape(one_line(r.reason)) + "</p>\n";
   if (charted(r))
     out += fmt::format("<p><a href=\"#{}\">samples and interval</a></p>\n", row_anchor(index));
   return out + "</article>\n";
@@ -302,7 +302,7 @@ chart::figure distributions(const row& r, const std::string& id, const result::m
       "Strip plot of {} ({}), {}: the baseline's samples (median {}) above the candidate's "
       "(median {}), each over a box from the first to the third quartile.",
       r.metric, u.name.empty() ? r.unit : u.name, better_text(r),
-      detail::value_text(r.base.median, r.unit), detail::value_text(r.current.median, r.unit));
+      format_value(r.base.median, r.unit, unit_place::in_cell), format_value(r.current.median, r.unit, unit_place::in_cell));
   fig.caption = fmt::format(
       " Each dot is a sample, the bar the median, the box the first to third quartile; {}.",
       better_text(r));
@@ -368,7 +368,7 @@ std::string metric_section(const comparison& c, const row& r, std::size_t index,
       "<section class=\"metric\" id=\"{}\" aria-labelledby=\"{}-h\">\n<h3 id=\"{}-h\">{} "
       "\u2014 <span class=\"{}\">{}</span></h3>\n<p>{}</p>\n",
       id, id, id, escape(detail::subject_text(r.scenario, r.case_id, r.metric)), verdict_class(r),
-      to_string(r.result), escape(detail::one_line(r.reason)));
+      to_string(r.result), escape(one_line(r.reason)));
   const auto* b = find_metric(base, r);
   const auto* k = find_metric(current, r);
   // A chart with nothing to draw would mislead: say what is missing instead.

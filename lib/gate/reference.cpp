@@ -14,6 +14,7 @@
 #include "core/json_path.hpp"
 #include "core/stats.hpp"
 #include "core/text.hpp"
+#include "core/units.hpp"
 #include "gate/wording.hpp"
 
 namespace pinbench::gate {
@@ -181,9 +182,9 @@ void judge_figure(reference_check& check, const result::metric& m) {
     check.excess = bound != 0 ? std::fabs(v / bound - 1) : HUGE_VAL;
     const std::string by = bound != 0 ? detail::percent(check.excess) + " " : std::string();
     return fmt::format("{} is {}{} the {} bound {} (reference {} {})",
-                       detail::value_text(v, m.unit), by, side[0] == 'l' ? "below" : "above", side,
-                       detail::value_text(bound, m.unit),
-                       detail::value_text(check.reference_value, m.unit), fraction_text(fraction));
+                       format_value(v, m.unit, unit_place::in_cell), by, side[0] == 'l' ? "below" : "above", side,
+                       format_value(bound, m.unit, unit_place::in_cell),
+                       format_value(check.reference_value, m.unit, unit_place::in_cell), fraction_text(fraction));
   };
   if (check.lower_bound && v < *check.lower_bound) {
     check.outcome = check_outcome::outside;
@@ -411,11 +412,11 @@ reference_report check_references(const result::run_result& r, const std::string
                                         m->unit, ref.metric, result_path, ref.unit));
         if (c.status == result::case_status::error) {
           check.outcome = check_outcome::failed;
-          check.reason = "the case failed: " + detail::one_line(c.message);
+          check.reason = "the case failed: " + one_line(c.message);
         } else if (c.status != result::case_status::ok) {
           check.outcome = check_outcome::missing;
           check.reason = fmt::format("the case was {}{}", result::to_string(c.status),
-                                     c.message.empty() ? "" : ": " + detail::one_line(c.message));
+                                     c.message.empty() ? "" : ": " + one_line(c.message));
         } else if (m == nullptr) {
           check.outcome = check_outcome::missing;
           check.reason = "the case has no metric " + ref.metric;

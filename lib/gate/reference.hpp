@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "document/document.hpp"
+
 #include "result/result.hpp"
 
 namespace pinbench::gate {
@@ -146,6 +148,11 @@ struct init_options {
 /// and what needs attention first, every check in a collapsed block) and JUnit XML (one test
 /// case per check: outside and failed are failures, missing ones skipped, or failures when
 /// strict).
+/// The check as a document (its outcome in the title, the result and references applied, per
+/// scenario its figures against their bounds with the reasons of those outside, what was not
+/// run, the counts) and as JUnit tests; the writers below render them.
+[[nodiscard]] document::document check_document(const reference_report& rep);
+[[nodiscard]] document::test_report check_tests(const reference_report& rep);
 [[nodiscard]] std::string to_table(const reference_report& rep, bool color = false);
 [[nodiscard]] nlohmann::ordered_json to_json(const reference_report& rep);
 [[nodiscard]] std::string to_markdown(const reference_report& rep);

@@ -41,33 +41,6 @@ std::string p_text(std::optional<double> p) {
   return fmt::format("{:.3f}", *p);
 }
 
-std::string value_text(double v, std::string_view unit) {
-  if (!std::isfinite(v)) return "-";
-  if (unit == "ns") return format_duration_ns(v);
-  if (unit == "bytes" && v >= 0 && v < 1.8e19)
-    return format_bytes(static_cast<std::uint64_t>(std::llround(v)));
-  if (unit == "fraction") return fmt::format("{:.1f}%", v * 100);
-  const double a = std::fabs(v);
-  std::string number;
-  if (a == 0 || a >= 100 || std::floor(v) == v)
-    number = fmt::format("{:.0f}", v);
-  else if (a >= 10)
-    number = fmt::format("{:.1f}", v);
-  else if (a >= 1)
-    number = fmt::format("{:.2f}", v);
-  else
-    number = fmt::format("{:.3g}", v);
-  if (unit.empty() || unit == "count") return number;
-  return number + " " + std::string(unit);
-}
-
-std::string one_line(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char ch : text) out += (ch == '\n' || ch == '\r') ? ' ' : ch;
-  return out;
-}
-
 std::vector<std::string> row_cells(const row& r) {
   const std::string case_id = r.case_id.empty() ? "(default)" : r.case_id;
   if (r.metric.empty())
@@ -80,8 +53,8 @@ std::vector<std::string> row_cells(const row& r) {
   }
   return {case_id,
           r.metric,
-          r.base.n > 0 ? value_text(r.base.median, r.unit) : "-",
-          r.current.n > 0 ? value_text(r.current.median, r.unit) : "-",
+          r.base.n > 0 ? format_value(r.base.median, r.unit, unit_place::in_cell) : "-",
+          r.current.n > 0 ? format_value(r.current.median, r.unit, unit_place::in_cell) : "-",
           change_text(r.ratio),
           interval_text(r.ci_lo, r.ci_hi),
           p_text(r.p_value),

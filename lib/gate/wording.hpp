@@ -26,13 +26,6 @@ namespace pinbench::gate::detail {
 /// "0.032", "<0.001", "1.00"; "-" when the test was not run.
 [[nodiscard]] std::string p_text(std::optional<double> p);
 
-/// A median in its unit as people read it: durations scaled ("1.50 us"), bytes ("4 MiB"),
-/// fractions as percentages, other units after three significant digits ("12.3 GB/s").
-[[nodiscard]] std::string value_text(double v, std::string_view unit);
-
-/// `text` on one line: newlines become spaces (a reason or a JUnit message is one line).
-[[nodiscard]] std::string one_line(std::string_view text);
-
 /// The cells every tabular writer shows for a row, in this order: case, metric, base,
 /// current, change, interval, p, threshold, verdict. A case-level row shows "(case)" and "-".
 [[nodiscard]] std::vector<std::string> row_cells(const row& r);

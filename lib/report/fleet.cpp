@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/units.hpp"
 #include "kinds/registry.hpp"
 #include "report/layout.hpp"
 
@@ -108,8 +109,9 @@ std::string describe(const fleet_outlier& o) {
       std::isfinite(o.mads) ? fmt::format("{:.1f} MADs", o.mads) : "MAD 0";
   return fmt::format("rank {}{}: {} {} {}, fleet median {} ({:+.0f}%, {})", o.rank,
                      where.empty() ? "" : " (" + where + ")", o.case_id, o.metric,
-                     detail::format_value(o.value, o.unit),
-                     detail::format_value(o.fleet_median, o.unit), relative * 100, distance);
+                     format_value(o.value, o.unit, unit_place::in_cell),
+                     format_value(o.fleet_median, o.unit, unit_place::in_cell), relative * 100,
+                     distance);
 }
 
 }  // namespace pinbench::report

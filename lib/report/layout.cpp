@@ -31,13 +31,6 @@ std::vector<std::string> every_metric(const result::scenario_result& s) {
   return out;
 }
 
-// Cells of these units carry their own (scaled) unit, so the header needs none.
-std::string header_unit(std::string_view unit) {
-  if (unit == "ns" || unit == "bytes" || unit == "count" || unit.empty()) return {};
-  if (unit == "fraction") return "%";
-  return std::string(unit);
-}
-
 std::string metric_header(const result::scenario_result& s, const std::string& name) {
   if (const auto* kind = kinds::find(s.kind))
     for (const auto& h : kind->headlines)
@@ -48,19 +41,6 @@ std::string metric_header(const result::scenario_result& s, const std::string& n
       return unit.empty() ? name : name + " " + unit;
     }
   return name;
-}
-
-std::string plain_number(double v) {
-  if (v == 0) return "0";
-  if (std::fabs(v) >= 1) return fmt::format("{:.2f}", v);
-  return fmt::format("{:#.3g}", v);
-}
-
-std::string one_line(std::string_view s) {
-  std::string out(s);
-  std::replace_if(
-      out.begin(), out.end(), [](char ch) { return ch == '\n' || ch == '\r' || ch == '\t'; }, ' ');
-  return out;
 }
 
 // A string or number from the environment as text; empty when absent.
@@ -88,28 +68,16 @@ std::vector<std::string> shown_metrics(const result::scenario_result& s) {
   return out;
 }
 
-std::string format_value(double v, std::string_view unit) {
-  if (!std::isfinite(v)) return "-";
-  if (unit == "ns") return format_duration_ns(v);
-  if (unit == "bytes") {
-    if (v < 0) return fmt::format("{:.0f} B", v);
-    return format_bytes(static_cast<std::uint64_t>(std::llround(v)));
-  }
-  if (unit == "fraction") return fmt::format("{:.1f}", v * 100);
-  if (unit == "count" && v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
-  return plain_number(v);
-}
-
 std::string metric_cell(const result::metric* m) {
   if (m == nullptr) return "-";
   const auto s = finite_summary(*m);
   if (s.n == 0) return "-";
-  auto out = format_value(s.median, m->unit);
+  auto out = format_value(s.median, m->unit, unit_place::in_header);
   // Identical samples (a counter) have no noise worth a column of "±0.0%".
   // Fractions are shown in percent already: their spread is in percentage points, since a
   // relative spread around a median near 0 (no overlap) would read as noise of 1000%.
   if (s.n >= 2 && s.stdev != 0)
-    out += m->unit == "fraction" ? fmt::format(" \u00b1{:.1f}", s.stdev * 100)
+    out += unit_of(m->unit) == unit::fraction ? fmt::format(" \u00b1{:.1f}", s.stdev * 100)
                                  : fmt::format(" \u00b1{:.1f}%", s.rel_stdev() * 100);
   return out;
 }

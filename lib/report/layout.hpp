@@ -34,10 +34,6 @@ struct grid {
 /// they first appear.
 [[nodiscard]] std::vector<std::string> shown_metrics(const result::scenario_result& s);
 
-/// A value in its unit as people read it: durations and sizes scaled ("1.50 us", "4 MiB"),
-/// fractions as percentages, rates with 2 decimals (3 significant digits below 1).
-[[nodiscard]] std::string format_value(double v, std::string_view unit);
-
 /// "median ±noise%" for a metric (noise = stdev / mean, shown when the samples vary), "-"
 /// when it is absent or has no samples.
 [[nodiscard]] std::string metric_cell(const result::metric* m);

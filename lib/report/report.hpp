@@ -5,9 +5,22 @@
 #include <string>
 #include <vector>
 
+#include "document/document.hpp"
 #include "result/result.hpp"
 
 namespace pinbench::report {
+
+/// A result as a document: the header (backend, device, CPU), its warnings, per scenario a
+/// table of its cases (the kind's headline metrics: median and ±noise; n, stop, status; a
+/// failed case's message cut to `message_limit` characters, 0 = whole) with its verdict,
+/// conditions, replay checks, warnings and fleet outliers; the counts; and for a tune result
+/// its trials, why, and the answer last.
+[[nodiscard]] document::document run_document(const result::run_result& r,
+                                              std::size_t message_limit);
+
+/// What `pinbench tune` prints: the trials ranked (the tuner's columns), the chosen one
+/// marked, why, the counts and the answer to paste, last.
+[[nodiscard]] document::document tune_document(const result::run_result& r);
 
 /// The human table: a header naming backend and device, then per scenario one row per case
 /// with the kind's headline metrics (median, and ±relative noise), the stop reason, and the

@@ -57,7 +57,7 @@ TEST_CASE("loader: a built-in runs end to end with its verdict in JSON, table an
   const auto md =
       run_pinbench("run builtin:loader-workers --format md" + std::string(k_fast_loader));
   REQUIRE(md.code == 0);
-  CHECK(md.out.find("**Verdict:**") != std::string::npos);
+  CHECK(md.out.find("- **verdict:** ") != std::string::npos);
 }
 
 TEST_CASE("loader: bad params exit 2 with one line, a failing worker is a failed case",

@@ -442,10 +442,10 @@ TEST_CASE("CSV is long format with RFC 4180 quoting", "[report]") {
 TEST_CASE("Markdown matches its golden file", "[report]") {
   const auto md = report::to_markdown(sample_run());
   check_golden("report.md", md);
-  CHECK(md.rfind("# pinbench results\n", 0) == 0);
-  CHECK(md.find("## h2d-pinned-vs-pageable\n") != std::string::npos);
+  CHECK(md.rfind("## pinbench 0.1.0 \u00b7 backend: host", 0) == 0);
+  CHECK(md.find("\n### h2d-pinned-vs-pageable (transfer)") != std::string::npos);
   CHECK(md.find("| case | bandwidth GB/s |") != std::string::npos);
-  CHECK(md.find("|:---|---:|") != std::string::npos);
+  CHECK(md.find("| :--- | ---: |") != std::string::npos);
   // The pipe in the message is escaped, and the message is whole.
   CHECK(md.find("1 MiB \\| 64 MiB") != std::string::npos);
   CHECK(md.find("ulimit -l unlimited") != std::string::npos);
@@ -462,14 +462,22 @@ TEST_CASE("Markdown shows link and image syntax from inputs as text, never as a 
   s.cases[1].id = "![x](http://y)";
   s.cases[1].warnings = {"`rm -rf` *now* ~~or~~ [later][1] &amp; <b>x</b> \\[y](z)"};
   const auto md = report::to_markdown(r);
-  // Brackets escaped: no link text runs into a "(" as a link.
-  CHECK(md.find("| \\[click\\](http://x) |") != std::string::npos);
-  CHECK(md.find("| !\\[x\\](http://y) |") != std::string::npos);
-  for (auto at = md.find("]("); at != std::string::npos; at = md.find("](", at + 1))
-    CHECK(md[at - 1] == '\\');
-  CHECK(md.find("\n\\# see \\[the docs\\](http://x) &lt;img src=x>\n") != std::string::npos);
-  CHECK(md.find("source: ``odd`name.json``") != std::string::npos);
-  CHECK(md.find("- warning: !\\[x\\](http://y): \\`rm -rf\\` \\*now\\* \\~\\~or\\~\\~ "
+  // Case ids in code spans, which show their text literally.
+  CHECK(md.find("| `[click](http://x)` |") != std::string::npos);
+  CHECK(md.find("| `![x](http://y)` |") != std::string::npos);
+  // Elsewhere brackets are escaped: no link text runs into a "(" as a link.
+  std::string outside_code;
+  bool in_code = false;
+  for (std::size_t i = 0; i < md.size(); ++i) {
+    if (md[i] == '`' && (i == 0 || md[i - 1] != '\\')) in_code = !in_code;
+    else if (!in_code) outside_code += md[i];
+  }
+  for (auto at = outside_code.find("]("); at != std::string::npos;
+       at = outside_code.find("](", at + 1))
+    CHECK(outside_code[at - 1] == '\\');
+  CHECK(md.find("(custom) \u2014 # see \\[the docs\\](http://x) &lt;img src=x>\n") !=
+        std::string::npos);
+  CHECK(md.find("- **warning:** !\\[x\\](http://y): \\`rm -rf\\` \\*now\\* \\~\\~or\\~\\~ "
                 "\\[later\\]\\[1\\] &amp;amp; &lt;b>x&lt;/b> \\\\\\[y\\](z)\n") != std::string::npos);
 }
 
@@ -592,7 +600,7 @@ TEST_CASE("each report says under what conditions a scenario's figures were take
   r.backend = "cuda";
   r.scenarios.push_back(s);
   CHECK_THAT(report::to_html(r), Catch::Contains("<li>NUMA: 1 of 2 case(s) placed on node 1"));
-  CHECK_THAT(report::to_markdown(r), Catch::Contains("- GPU telemetry: 2 of 2 case(s) watched"));
+  CHECK_THAT(report::to_markdown(r), Catch::Contains("- **conditions:** GPU telemetry: 2 of 2 case(s) watched"));
 
   SECTION("cases that record none of it give no conditions") {
     for (auto& c : s.cases) c.extra.clear();

@@ -127,6 +127,18 @@ TEST_CASE("tune allocator: the answer avoids the OOM, and pinbench run agrees", 
   CHECK(page.find("The answer (pinbench tune allocator)") != std::string::npos);
   CHECK(page.find("PYTORCH_CUDA_ALLOC_CONF") != std::string::npos);
   CHECK(page.find("<svg") != std::string::npos);
+
+  // The Markdown report (a step summary) and the table show the same document: the trials
+  // ranked, the chosen one marked, and the answer to paste, whole, last.
+  const auto md = run_cli_in_process({"report", out.string(), "--md", "-"}, dir.path());
+  REQUIRE(md.code == 0);
+  CHECK(md.out.find("| `-&gt;` |") == std::string::npos);
+  CHECK(md.out.find("| **->** |") != std::string::npos);
+  CHECK(md.out.find("\n```\n" + answer + "\n```\n") != std::string::npos);
+  const auto table = run_cli_in_process({"report", out.string()}, dir.path());
+  REQUIRE(table.code == 0);
+  CHECK(last_line(table.out) == answer);
+  CHECK(table.out.find("-> ") != std::string::npos);
 }
 
 TEST_CASE("tune allocator: a PyTorch snapshot's OOM, avoided, and pinbench run agrees", "[tune]") {
