@@ -357,7 +357,7 @@ std::optional<figure> tune_chart(const result::tune_block& t, const std::string&
     std::string label = trial.label.empty() ? "(defaults)" : trial.label;
     if (t.chosen == i) label = "-> " + label;
     if (t.baseline == i) label += " (in use)";
-    label += " [" + trial.phase + "]";
+    label += " [" + std::string(to_string(trial.phase)) + "]";
     chart.categories.push_back(label);
     const double v = *trial.value / u.divisor;
     meets.points.push_back({0, trial.meets_goal ? v : none});
@@ -366,7 +366,8 @@ std::optional<figure> tune_chart(const result::tune_block& t, const std::string&
   chart.bars.push_back(std::move(meets));
   chart.bars.push_back(std::move(misses));
   figure fig;
-  fig.title = fmt::format("{} of each setting tried ({} question)", t.chart_metric, t.question);
+  fig.title = fmt::format("{} of each setting tried ({} question)", t.chart_metric,
+                          to_string(t.question));
   chart.title = fig.title;
   const std::string target =
       !t.chart_target ? std::string()

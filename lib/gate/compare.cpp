@@ -504,7 +504,7 @@ std::vector<std::string> tune_notes(const result::run_result& base,
   const auto& c = *current.tune;
   if (b.question != c.question)
     return {fmt::format("{} answers tune {}, {} tune {}: different questions", base_label,
-                        b.question, current_label, c.question)};
+                        to_string(b.question), current_label, to_string(c.question))};
   // The setting an answer gives: its first line of code, without the comment that carries
   // measured figures; an answer that is a comment alone (nothing found) is taken whole.
   const auto first_line = [](const std::string& text) {
@@ -519,14 +519,14 @@ std::vector<std::string> tune_notes(const result::run_result& base,
   };
   std::vector<std::string> notes;
   if (first_line(b.answer) == first_line(c.answer))
-    notes.push_back(fmt::format("tune {}: the same answer on both sides: {}", b.question,
+    notes.push_back(fmt::format("tune {}: the same answer on both sides: {}", to_string(b.question),
                                 first_line(c.answer)));
   else
-    notes.push_back(fmt::format("tune {}: the answer changed: {}: {} | {}: {}", b.question,
+    notes.push_back(fmt::format("tune {}: the answer changed: {}: {} | {}: {}", to_string(b.question),
                                 base_label, first_line(b.answer), current_label,
                                 first_line(c.answer)));
   if (b.goal_met != c.goal_met)
-    notes.push_back(fmt::format("tune {}: the goal is met in {} only", b.question,
+    notes.push_back(fmt::format("tune {}: the goal is met in {} only", to_string(b.question),
                                 b.goal_met ? base_label : current_label));
   // Asked differently (a capacity, a target): the answers are not about the same thing.
   // What the run found rather than what was asked is left out.
@@ -538,7 +538,7 @@ std::vector<std::string> tune_notes(const result::run_result& base,
     if (std::find(run_facts.begin(), run_facts.end(), key) != run_facts.end()) continue;
     if (!b.inputs.contains(key) || b.inputs.at(key) == value) continue;
     notes.push_back(fmt::format("tune {}: asked with a different {}: {} in {}, {} in {}",
-                                b.question, key, b.inputs.at(key).dump(), base_label,
+                                to_string(b.question), key, b.inputs.at(key).dump(), base_label,
                                 value.dump(), current_label));
   }
   return notes;

@@ -116,11 +116,12 @@ document::section trials_section(const result::tune_block& t) {
 // rests on.
 std::vector<document::block> tune_reasons(const result::tune_block& t) {
   std::vector<document::block> out;
-  if (!t.stopped_by.empty())
+  if (t.stopped_by != result::search_stop::none)
     out.emplace_back(document::notes{
         {{"note",
           "the search was cut short (" +
-              (t.stopped_by == "budget" ? std::string("its --budget was spent") : t.stopped_by) +
+              (t.stopped_by == result::search_stop::budget ? std::string("its --budget was spent")
+                                                            : std::string(to_string(t.stopped_by))) +
               "): the answer is the best of the " + std::to_string(t.trials.size()) +
               " trial(s) above",
           tone::caution}}});

@@ -278,15 +278,16 @@ std::string summary_section(const result::run_result& r) {
 std::string tune_section(const result::tune_block& t) {
   std::string out =
       "<section class=\"tune\" id=\"tune\" aria-labelledby=\"tune-h\">\n<h2 id=\"tune-h\">"
-      "The answer (pinbench tune " + escape(t.question) + ")</h2>\n";
+      "The answer (pinbench tune " + escape(to_string(t.question)) + ")</h2>\n";
   if (!t.self_check.empty())
     out += "<p class=\"self-check\">" + escape(t.self_check) + "</p>\n";
   if (!t.answer.empty()) out += "<pre><code>" + escape(t.answer) + "</code></pre>\n";
   if (!t.verdict.empty())
     out += "<p class=\"verdict\"><strong>Why:</strong> " + escape(t.verdict) + "</p>\n";
-  if (!t.stopped_by.empty())
+  if (t.stopped_by != result::search_stop::none)
     out += "<p class=\"warning\" role=\"note\">The search was cut short (" +
-           escape(t.stopped_by) + "): the answer is the best of the trials completed.</p>\n";
+           escape(to_string(t.stopped_by)) +
+           "): the answer is the best of the trials completed.</p>\n";
   if (const auto f = chart::tune_chart(t, "tune-trials")) out += chart::html::figure_html(*f);
   return out + "</section>\n";
 }

@@ -9,6 +9,28 @@ namespace pinbench::result {
 
 namespace {
 
+// Each enumeration's names, the one place they are written: the result file and every
+// message read them from here.
+template <class E>
+struct named_value {
+  E value;
+  std::string_view name;
+};
+constexpr named_value<tune_question> question_names[] = {{tune_question::allocator, "allocator"},
+                                                         {tune_question::loader, "loader"}};
+constexpr named_value<trial_phase> phase_names[] = {{trial_phase::search, "search"},
+                                                    {trial_phase::confirm, "confirm"}};
+constexpr named_value<search_stop> stop_names[] = {{search_stop::none, ""},
+                                                   {search_stop::budget, "budget"},
+                                                   {search_stop::interrupted, "interrupted"}};
+
+template <class E, std::size_t N>
+std::string_view name_in(const named_value<E> (&table)[N], E value) noexcept {
+  for (const auto& n : table)
+    if (n.value == value) return n.name;
+  return "?";
+}
+
 using ojson = nlohmann::ordered_json;
 using json = nlohmann::json;
 
@@ -48,6 +70,23 @@ class tune_reader {
                         "expected the index of one of the " + std::to_string(count) + " trials");
     out = j[key].get<std::size_t>();
   }
+  // One of a table's names, as its value.
+  template <class E, std::size_t N>
+  void named(const ojson& j, const std::string& path, const char* key, E& out,
+             const named_value<E> (&table)[N]) const {
+    std::string text;
+    get(j, path, key, text, "a string");
+    if (!j.contains(key) || j[key].is_null()) return;
+    for (const auto& n : table)
+      if (n.name == text) {
+        out = n.value;
+        return;
+      }
+    std::string expected;
+    for (const auto& n : table)
+      if (!n.name.empty()) expected += (expected.empty() ? "" : ", ") + std::string(n.name);
+    throw input_error(source_, path + "." + key, "expected one of " + expected + ", got \"" + text + "\"");
+  }
   void object(const ojson& j, const std::string& path) const {
     if (!j.is_object()) throw input_error(source_, path, "expected an object");
   }
@@ -58,13 +97,17 @@ class tune_reader {
 
 }  // namespace
 
+std::string_view to_string(tune_question q) noexcept { return name_in(question_names, q); }
+std::string_view to_string(trial_phase p) noexcept { return name_in(phase_names, p); }
+std::string_view to_string(search_stop s) noexcept { return name_in(stop_names, s); }
+
 ojson to_json(const tune_block& t) {
   ojson trials = ojson::array();
   for (const auto& trial : t.trials) {
     ojson cells = ojson::object();
     for (const auto& [column, text] : trial.cells) cells[column] = text;
     trials.push_back({{"label", trial.label},
-                      {"phase", trial.phase},
+                      {"phase", to_string(trial.phase)},
                       {"scenario", trial.scenario},
                       {"case", trial.case_id},
                       {"value", tune_number(trial.value)},
@@ -72,7 +115,7 @@ ojson to_json(const tune_block& t) {
                       {"note", trial.note},
                       {"cells", std::move(cells)}});
   }
-  ojson out{{"question", t.question},
+  ojson out{{"question", to_string(t.question)},
             {"answer", t.answer},
             {"verdict", t.verdict},
             {"goal_met", t.goal_met},
@@ -83,7 +126,7 @@ ojson to_json(const tune_block& t) {
                        {"unit", t.chart_unit},
                        {"target", tune_number(t.chart_target)}}},
             {"elapsed_s", t.elapsed_s}};
-  if (!t.stopped_by.empty()) out["stopped_by"] = t.stopped_by;
+  if (t.stopped_by != search_stop::none) out["stopped_by"] = to_string(t.stopped_by);
   if (!t.self_check.empty()) out["self_check"] = t.self_check;
   out["trials"] = std::move(trials);
   return out;
@@ -93,12 +136,12 @@ tune_block tune_from_json(const ojson& j, const std::string& source) {
   const tune_reader r(source);
   r.object(j, "tune");
   tune_block t;
-  r.get(j, "tune", "question", t.question, "a string");
+  r.named(j, "tune", "question", t.question, question_names);
   r.get(j, "tune", "answer", t.answer, "a string");
   r.get(j, "tune", "verdict", t.verdict, "a string");
   r.get(j, "tune", "self_check", t.self_check, "a string");
   r.get(j, "tune", "goal_met", t.goal_met, "true or false");
-  r.get(j, "tune", "stopped_by", t.stopped_by, "a string");
+  r.named(j, "tune", "stopped_by", t.stopped_by, stop_names);
   r.get(j, "tune", "elapsed_s", t.elapsed_s, "a number");
   if (j.contains("inputs")) {
     r.object(j["inputs"], "tune.inputs");
@@ -119,7 +162,7 @@ tune_block tune_from_json(const ojson& j, const std::string& source) {
       r.object(e, path);
       tune_trial trial;
       r.get(e, path, "label", trial.label, "a string");
-      r.get(e, path, "phase", trial.phase, "a string");
+      r.named(e, path, "phase", trial.phase, phase_names);
       r.get(e, path, "scenario", trial.scenario, "a string");
       r.get(e, path, "case", trial.case_id, "a string");
       r.number(e, path, "value", trial.value);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -13,11 +14,25 @@
 
 namespace pinbench::result {
 
+/// The question a tune answers: `pinbench tune allocator` or `pinbench tune loader`.
+enum class tune_question { allocator, loader };
+/// A trial's part of the search: a short screening trial, or the full-length run that
+/// confirms a setting.
+enum class trial_phase { search, confirm };
+/// Why a search ended before it had tried what it meant to: none (it finished), its --budget
+/// was spent, or a stop signal (Ctrl-C, SIGTERM, SIGHUP).
+enum class search_stop { none, budget, interrupted };
+
+/// Their names in the result and on the command line ("allocator", "confirm", "budget").
+[[nodiscard]] std::string_view to_string(tune_question q) noexcept;
+[[nodiscard]] std::string_view to_string(trial_phase p) noexcept;
+[[nodiscard]] std::string_view to_string(search_stop s) noexcept;
+
 struct tune_trial {
   std::string label;     ///< the setting tried: "expandable_segments:True", "num_workers=3 ..."
   std::string scenario;  ///< the scenario and case of the result that hold its samples
   std::string case_id;
-  std::string phase;     ///< "search" (a short trial) or "confirm" (the full-length run)
+  trial_phase phase = trial_phase::search;
   /// The figure the chart draws (tune_block::chart_metric); nullopt when the trial has none
   /// (it failed).
   std::optional<double> value;
@@ -28,7 +43,7 @@ struct tune_trial {
 };
 
 struct tune_block {
-  std::string question;  ///< "allocator" or "loader"
+  tune_question question = tune_question::allocator;
   nlohmann::json inputs = nlohmann::json::object();  ///< what was asked, as given and resolved
   std::vector<tune_trial> trials;                  ///< in the order shown (ranked)
   std::optional<std::size_t> chosen;    ///< index into trials: the recommendation
@@ -45,7 +60,7 @@ struct tune_block {
   std::string chart_metric, chart_unit;  ///< what `value` is ("reserved_bytes.all.peak", bytes)
   std::optional<double> chart_target;    ///< a line on the chart (the target busy fraction)
   double elapsed_s = 0;                  ///< the whole search, confirming runs included
-  std::string stopped_by;                ///< "" or "budget" / "interrupted": the search was cut short
+  search_stop stopped_by = search_stop::none;  ///< the search was cut short, and why
 };
 
 /// In a fixed key order (the file reads question, answer, verdict, then the trials).

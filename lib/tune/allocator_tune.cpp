@@ -360,7 +360,7 @@ result::tune_trial confirm_trial(const result::case_result& c, const std::string
   t.label = label;
   t.scenario = scenario;
   t.case_id = c.id;
-  t.phase = "confirm";
+  t.phase = result::trial_phase::confirm;
   if (c.status != result::case_status::ok) {
     t.note = "the confirming run failed: " + c.message;
     return t;
@@ -519,7 +519,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   const auto already = [&](const setting& x) {
     return std::any_of(tried.begin(), tried.end(), [&](const trial_run& t) { return t.s == x; });
   };
-  std::string stopped_by;
+  result::search_stop stopped_by = result::search_stop::none;
   // Keeps room for the confirming runs: two settings, each up to three runs timed per call and
   // one observed run (about 8 replays' time), and the runner's own start.
   const auto affordable = [&](std::size_t replays) -> std::size_t {
@@ -535,7 +535,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
     settings.erase(std::unique(settings.begin(), settings.end()), settings.end());
     const std::size_t n = tried.empty() ? settings.size() : affordable(settings.size());
     if (n < settings.size()) {
-      stopped_by = "budget";
+      stopped_by = result::search_stop::budget;
       s.progress(fmt::format("the budget leaves time for {} of {} setting(s) of this step, and "
                              "for the confirming runs",
                              n, settings.size()));
@@ -543,7 +543,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
     }
     if (settings.empty()) return std::vector<trial_run>{};
     auto done = screen.run(settings);
-    if (session::interrupted()) stopped_by = "interrupted";
+    if (session::interrupted()) stopped_by = result::search_stop::interrupted;
     for (const auto& d : done) tried.push_back(d);
     return done;
   };
@@ -590,7 +590,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   std::vector<option> changed;
   for (const option o : all_options)
     if (best.s.parts.at(o) != in_use.parts.at(o)) changed.push_back(o);
-  while (stopped_by.empty()) {
+  while (stopped_by == result::search_stop::none) {
     std::vector<setting> combos;
     for (const option o : all_options) {
       if (std::find(changed.begin(), changed.end(), o) != changed.end()) continue;
@@ -648,7 +648,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   std::vector<const trial_run*> confirm{chosen};
   if (!(chosen->s == baseline.s)) confirm.push_back(&baseline);
   std::vector<result::tune_trial> confirmed;
-  if (stopped_by != "interrupted") {
+  if (stopped_by != result::search_stop::interrupted) {
     s.progress(fmt::format("confirming {} with the allocator engine", screener::label(chosen->s)));
     std::vector<scenario::scenario> scenarios;
     for (std::size_t i = 0; i < confirm.size(); ++i) {
@@ -692,7 +692,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
     out.environment = std::move(measured.environment);  // with the runner's warnings
     out.interrupted = measured.interrupted;
     out.interrupted_by = measured.interrupted_by;
-    if (out.interrupted) stopped_by = "interrupted";
+    if (out.interrupted) stopped_by = result::search_stop::interrupted;
   }
 
   // ---- the result: the search's replays as cases, then the tune block ----
@@ -706,7 +706,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   nlohmann::json search_params = params;
   search_params.erase("timing");
   result::tune_block t;
-  t.question = "allocator";
+  t.question = result::tune_question::allocator;
   t.chart_metric = "reserved_bytes.all.peak";
   t.chart_unit = "bytes";
   t.chart_target = static_cast<double>(capacity);
@@ -722,7 +722,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
     trial.label = screener::label(r.s);
     trial.scenario = search.name;
     trial.case_id = c.id;
-    trial.phase = "search";
+    trial.phase = result::trial_phase::search;
     trial.value = static_cast<double>(r.peak_reserved());
     trial.meets_goal = r.outcome.ooms == 0;
     trial.note = oom_note(r.outcome);
@@ -841,12 +841,12 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
         at_event(*chosen->outcome.first_oom_event),
         request.memory_fraction ? ", raise the memory fraction" : ", or use a larger device",
         backend_note);
-  } else if (!stopped_by.empty()) {
+  } else if (stopped_by != result::search_stop::none) {
     // The search was cut before it could tell: say so, never "no setting".
     t.answer = fmt::format(
         "# not found: the search was cut short ({}) after {} setting(s) in {:.1f} s, none of "
         "which avoids the OOM; give it more --budget",
-        stopped_by == "budget" ? "the budget was spent" : "interrupted", tried.size(),
+        stopped_by == result::search_stop::budget ? "the budget was spent" : "interrupted", tried.size(),
         s.elapsed_s());
     t.verdict = fmt::format(
         "{} runs out of memory on {} at {}; the search stopped after {} setting(s), "
@@ -875,7 +875,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
                                      {"summary", baseline.outcome.check->summary()}};
   }
   t.stopped_by = stopped_by;
-  if (stopped_by == "interrupted" && !out.interrupted) {
+  if (stopped_by == result::search_stop::interrupted && !out.interrupted) {
     out.interrupted = true;
     out.interrupted_by = interrupt_signal_name();
   }

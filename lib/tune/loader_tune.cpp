@@ -111,7 +111,7 @@ figures read_figures(const result::case_result& c, int workers) {
 
 struct trial {
   setting s;
-  std::string phase;  // "search" or "confirm"
+  result::trial_phase phase = result::trial_phase::search;
   figures f;
   std::string scenario, case_id;
   std::uint64_t batches = 0;
@@ -257,7 +257,7 @@ class loader_tuner {
   // Measures `st` as a case of its own; the trial's index, or nullopt after Ctrl-C.
   std::optional<std::size_t> measure(const setting& st, bool confirming, std::uint64_t batches) {
     if (session::interrupted()) {
-      stopped_by_ = "interrupted";
+      stopped_by_ = result::search_stop::interrupted;
       return std::nullopt;
     }
     const double runs = confirming ? confirm_runs : trial_runs;
@@ -272,7 +272,7 @@ class loader_tuner {
     result::run_result r = s_.measure({case_for(st, batches, confirming, timeout)});
     trial t;
     t.s = st;
-    t.phase = confirming ? "confirm" : "search";
+    t.phase = confirming ? result::trial_phase::confirm : result::trial_phase::search;
     t.batches = batches;
     if (!r.scenarios.empty() && !r.scenarios.front().cases.empty()) {
       const auto& sc = r.scenarios.front();
@@ -303,23 +303,23 @@ class loader_tuner {
       s_.progress("  no figures: " + t.f.problem);
     }
     trials_.push_back(std::move(t));
-    if (cut || session::interrupted()) stopped_by_ = "interrupted";
+    if (cut || session::interrupted()) stopped_by_ = result::search_stop::interrupted;
     return trials_.size() - 1;
   }
 
   // Whether a search trial of `st` still fits, leaving the confirming run its time.
   [[nodiscard]] bool fits(const setting& st) {
-    if (!stopped_by_.empty()) return false;
+    if (stopped_by_ != result::search_stop::none) return false;
     const double need =
         predicted_ns(st, batches_for(st, trial_run_ns_), trial_runs) + confirm_reserve_ns(st);
     if (static_cast<double>(s_.left_ns()) >= need) return true;
-    stopped_by_ = "budget";
+    stopped_by_ = result::search_stop::budget;
     return false;
   }
 
   std::optional<std::size_t> try_search(const setting& st) {
     for (std::size_t i = 0; i < trials_.size(); ++i)
-      if (trials_[i].phase == "search" && trials_[i].s == st) return i;
+      if (trials_[i].phase == result::trial_phase::search && trials_[i].s == st) return i;
     if (!fits(st)) return std::nullopt;
     return measure(st, false, batches_for(st, trial_run_ns_));
   }
@@ -361,7 +361,7 @@ class loader_tuner {
       if (!t) break;
       if (!trials_[*t].f.measured) {
         // More workers cannot run either, unless a signal cut the trial.
-        if (stopped_by_ != "interrupted") ceiling_problem_ = trials_[*t].f.problem;
+        if (stopped_by_ != result::search_stop::interrupted) ceiling_problem_ = trials_[*t].f.problem;
         break;
       }
       if (holds(*t)) {
@@ -415,7 +415,7 @@ class loader_tuner {
   [[nodiscard]] std::size_t best_search() const {
     std::size_t best = baseline_.value_or(0);
     for (std::size_t i = 0; i < trials_.size(); ++i) {
-      if (trials_[i].phase != "search" || !trials_[i].f.measured) continue;
+      if (trials_[i].phase != result::trial_phase::search || !trials_[i].f.measured) continue;
       if (busy(i) > busy(best) + busy_tie || (std::fabs(busy(i) - busy(best)) <= busy_tie &&
                                               trials_[i].s.workers < trials_[best].s.workers))
         best = i;
@@ -457,13 +457,13 @@ class loader_tuner {
   // far), and the answer is the best confirmed. More workers than cores are confirmed only after
   // the best setting at the cores, and chosen only when they clearly helped.
   void confirm() {
-    if (!chosen_ || stopped_by_ == "interrupted") return;
+    if (!chosen_ || stopped_by_ == result::search_stop::interrupted) return;
     std::vector<setting> queue;
     const setting pick = trials_[*chosen_].s;
     if (pick.workers > static_cast<int>(cores_)) {
       std::optional<std::size_t> at_cores;
       for (std::size_t i = 0; i < trials_.size(); ++i)
-        if (trials_[i].phase == "search" && trials_[i].f.measured && trials_[i].s.workers > 0 &&
+        if (trials_[i].phase == result::trial_phase::search && trials_[i].f.measured && trials_[i].s.workers > 0 &&
             trials_[i].s.workers <= static_cast<int>(cores_) &&
             (!at_cores || busy(i) > busy(*at_cores)))
           at_cores = i;
@@ -493,20 +493,20 @@ class loader_tuner {
 
   [[nodiscard]] bool confirmed_setting(const setting& st) const {
     return std::any_of(trials_.begin(), trials_.end(),
-                       [&](const trial& t) { return t.phase == "confirm" && t.s == st; });
+                       [&](const trial& t) { return t.phase == result::trial_phase::confirm && t.s == st; });
   }
 
   // One confirming run of `st`, its length what the budget allows (never shorter than the
   // search's trials); nullopt when the budget or a signal stopped it.
   std::optional<std::size_t> confirm_one(const setting& st) {
-    if (stopped_by_ == "interrupted") return std::nullopt;
+    if (stopped_by_ == result::search_stop::interrupted) return std::nullopt;
     const std::uint64_t shortest = batches_for(st, trial_run_ns_);
     std::uint64_t batches = std::max(shortest, batches_for(st, confirm_run_ns_));
     const double left = static_cast<double>(s_.left_ns());
     while (batches > shortest && predicted_ns(st, batches, confirm_runs) > left)
       batches = std::max(shortest, batches * 3 / 4);
     if (predicted_ns(st, batches, confirm_runs) > left) {
-      if (stopped_by_.empty()) stopped_by_ = "budget";
+      if (stopped_by_ == result::search_stop::none) stopped_by_ = result::search_stop::budget;
       return std::nullopt;
     }
     return measure(st, true, batches);
@@ -526,7 +526,7 @@ class loader_tuner {
     };
     std::optional<std::size_t> best, best_at_cores;
     for (std::size_t i = 0; i < trials_.size(); ++i) {
-      if (trials_[i].phase != "confirm" || !trials_[i].f.measured) continue;
+      if (trials_[i].phase != result::trial_phase::confirm || !trials_[i].f.measured) continue;
       if (!best || better(i, *best)) best = i;
       if (trials_[i].s.workers <= static_cast<int>(cores_) &&
           (!best_at_cores || better(i, *best_at_cores)))
@@ -643,8 +643,8 @@ class loader_tuner {
             target_text(), got);
       }
     }
-    if (stopped_by_ == "budget") what += "; the budget ended before more settings were confirmed";
-    if (stopped_by_ == "interrupted") what += "; the search was interrupted";
+    if (stopped_by_ == result::search_stop::budget) what += "; the budget ended before more settings were confirmed";
+    if (stopped_by_ == result::search_stop::interrupted) what += "; the search was interrupted";
     return what;
   }
 
@@ -670,7 +670,7 @@ class loader_tuner {
   [[nodiscard]] std::string note(const trial& t) const {
     if (!t.f.measured) return t.f.problem;
     std::string n = fmt::format("device idle {} waiting for data", percent(1 - t.f.busy));
-    if (t.phase == "confirm")
+    if (t.phase == result::trial_phase::confirm)
       n += fmt::format("; gpu_busy over the whole runs, the first batch included: {}",
                        busy_text(t.f.run_busy));
     return n;
@@ -711,7 +711,7 @@ class loader_tuner {
     // The other confirming runs, as measured.
     std::string others;
     for (std::size_t i = 0; i < trials_.size(); ++i)
-      if (trials_[i].phase == "confirm" && i != *confirmed_)
+      if (trials_[i].phase == result::trial_phase::confirm && i != *confirmed_)
         others += fmt::format("{}{} {}", others.empty() ? "; also confirmed: " : ", ",
                               label(trials_[i].s),
                               trials_[i].f.measured ? busy_text(trials_[i].f.busy)
@@ -724,7 +724,7 @@ class loader_tuner {
           busy_text(c.f.busy), target_text(), run, why_not_fewer, others, host);
     std::string trial_busy;
     for (const auto& t : trials_)
-      if (t.phase == "search" && t.s == c.s && t.f.measured)
+      if (t.phase == result::trial_phase::search && t.s == c.s && t.f.measured)
         trial_busy = fmt::format("; its short trial: {}", busy_text(t.f.busy));
     return fmt::format(
         "no setting held the target {} in a confirming run; the best confirmed, {}, keeps the "
@@ -758,7 +758,7 @@ class loader_tuner {
       for (auto& sc : result_.scenarios) sc.verdict = engine->verdict(sc, s_.platform().kind());
     }
     result::tune_block t;
-    t.question = "loader";
+    t.question = result::tune_question::loader;
     t.inputs = inputs();
     // Shown in order of the setting (workers, then prefetch, pinning), the confirming run last.
     std::vector<std::size_t> order(trials_.size());
@@ -766,7 +766,7 @@ class loader_tuner {
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
       const auto key = [&](std::size_t i) {
         const auto& s = trials_[i].s;
-        return std::tuple(trials_[i].phase == "confirm", s.workers, s.prefetch, !s.pin, s.ring);
+        return std::tuple(trials_[i].phase == result::trial_phase::confirm, s.workers, s.prefetch, !s.pin, s.ring);
       };
       return key(a) < key(b);
     });
@@ -815,7 +815,7 @@ class loader_tuner {
   std::optional<std::size_t> baseline_, chosen_, confirmed_;
   int saturated_at_ = 0;
   std::string ceiling_problem_;
-  std::string stopped_by_;
+  result::search_stop stopped_by_ = result::search_stop::none;
 };
 
 }  // namespace

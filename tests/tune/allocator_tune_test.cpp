@@ -97,13 +97,13 @@ TEST_CASE("tune allocator: the answer avoids the OOM, and pinbench run agrees", 
   const auto r = result::read_result_file(out.string());
   REQUIRE(r.tune);
   const auto& t = *r.tune;
-  CHECK(t.question == "allocator");
+  CHECK(t.question == result::tune_question::allocator);
   CHECK(t.goal_met);
   REQUIRE(t.chosen);
   REQUIRE(t.baseline);
   CHECK(t.trials.at(*t.chosen).meets_goal);
   CHECK_FALSE(t.trials.at(*t.baseline).meets_goal);
-  CHECK(t.trials.at(*t.chosen).phase == "confirm");
+  CHECK(t.trials.at(*t.chosen).phase == result::trial_phase::confirm);
   // Every trial names a case of the result that holds its figures.
   for (const auto& trial : t.trials) {
     bool found = false;

@@ -16,6 +16,7 @@
 #include "image/image_set.hpp"
 #include "image/jpeg.hpp"
 #include "result/result_io.hpp"
+#include "result/tune.hpp"
 #include "scratch_dir.hpp"
 #include "support.hpp"
 #include "tune/loader_tune.hpp"
@@ -57,14 +58,14 @@ void check_trials_name_cases(const pinbench::result::run_result& r) {
   for (const auto& trial : t.trials) {
     INFO(trial.label);
     CHECK(cases.count({trial.scenario, trial.case_id}) == 1);
-    CHECK((trial.phase == "search" || trial.phase == "confirm"));
+    CHECK((trial.phase == pinbench::result::trial_phase::search || trial.phase == pinbench::result::trial_phase::confirm));
     CHECK(trial.note.size() > 0);
   }
   REQUIRE(t.chosen);
   REQUIRE(*t.chosen < t.trials.size());
   REQUIRE(t.baseline);
   CHECK(t.trials[*t.baseline].label == "num_workers=0, pin_memory=False");
-  CHECK(t.question == "loader");
+  CHECK(t.question == pinbench::result::tune_question::loader);
   CHECK(t.chart_metric == "gpu_busy");
   // A missed goal is said on the answer's first line, so that its code is never taken for a met
   // one.
@@ -74,7 +75,7 @@ void check_trials_name_cases(const pinbench::result::run_result& r) {
   // A trial with workers is long enough that what they hold (workers x prefetch) is a small part.
   for (const auto& trial : t.trials) {
     const int w = workers_in(trial.label);
-    if (w == 0 || trial.phase != "search") continue;
+    if (w == 0 || trial.phase != pinbench::result::trial_phase::search) continue;
     std::smatch m;
     static const std::regex prefetch_re("prefetch_factor=([0-9]+)");
     REQUIRE(std::regex_search(trial.label, m, prefetch_re));
@@ -88,7 +89,7 @@ void check_trials_name_cases(const pinbench::result::run_result& r) {
   CHECK(t.verdict.find("host backend") != std::string::npos);
   // goal_met: the confirming run held the target, and it is the chosen trial.
   if (t.goal_met) {
-    CHECK(t.trials[*t.chosen].phase == "confirm");
+    CHECK(t.trials[*t.chosen].phase == pinbench::result::trial_phase::confirm);
     CHECK(t.trials[*t.chosen].meets_goal);
     CHECK(t.trials[*t.chosen].value >= t.chart_target);
   }
@@ -168,6 +169,17 @@ TEST_CASE("tune loader: --format json prints the result and a short budget cuts 
   CHECK(t.at("trials").at(0).at("label") == "num_workers=0, pin_memory=False");
   CHECK(t.at("trials").at(0).at("phase") == "search");
   CHECK(o.err.empty());
+
+  // Read back, the names are the enumerations'; one that is none of them is refused with its
+  // path.
+  const auto back = pinbench::result::tune_from_json(nlohmann::ordered_json::parse(t.dump()), "r.json");
+  CHECK(back.question == pinbench::result::tune_question::loader);
+  CHECK(back.stopped_by == pinbench::result::search_stop::budget);
+  auto bad = nlohmann::ordered_json::parse(t.dump());
+  bad["trials"][0]["phase"] = "warmup";
+  CHECK_THROWS_WITH(pinbench::result::tune_from_json(bad, "r.json"),
+                    Catch::Contains("tune.trials[0].phase") &&
+                        Catch::Contains("expected one of search, confirm, got \"warmup\""));
 }
 
 TEST_CASE("tune loader: bad inputs exit 2 with one line naming the option", "[tune][loader]") {
