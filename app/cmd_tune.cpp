@@ -20,6 +20,7 @@
 #include "device/platform.hpp"
 #include "report/report.hpp"
 #include "result/result_io.hpp"
+#include "result/tune.hpp"
 #include "run_output.hpp"
 #include "tune/allocator_tune.hpp"
 #include "tune/loader_tune.hpp"
@@ -200,7 +201,7 @@ runner add_tune(CLI::App& app) {
 
   auto alloc = std::make_shared<allocator_args>();
   auto* a = sub->add_subcommand(
-      "allocator",
+      std::string(result::to_string(result::tune_question::allocator)),
       "Find the PYTORCH_CUDA_ALLOC_CONF that avoids a trace's out-of-memory error with the least "
       "memory reserved: replays TRACE under the setting in use, searches the options, confirms");
   a->add_option("trace", alloc->trace,
@@ -230,7 +231,7 @@ runner add_tune(CLI::App& app) {
 
   auto loader = std::make_shared<loader_args>();
   auto* l = sub->add_subcommand(
-      "loader",
+      std::string(result::to_string(result::tune_question::loader)),
       "Find the DataLoader settings (num_workers, prefetch_factor, pin_memory) that keep the "
       "device busy: short measured trials from your data, the fewest workers that hold the "
       "target, confirmed by a full-length run");

@@ -50,6 +50,15 @@ param_spec text(std::string name, std::string def, std::string help) {
   return p;
 }
 
+void set_param(json& params, std::string_view dotted, json value) {
+  json* at = &params;
+  for (std::size_t dot = dotted.find('.'); dot != std::string_view::npos; dot = dotted.find('.')) {
+    at = &(*at)[std::string(dotted.substr(0, dot))];
+    dotted.remove_prefix(dot + 1);
+  }
+  (*at)[std::string(dotted)] = std::move(value);
+}
+
 namespace detail {
 
 const json* find_param(const json& params, std::string_view dotted) {

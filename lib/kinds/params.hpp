@@ -55,6 +55,12 @@ struct param_spec {
 /// Free text.
 [[nodiscard]] param_spec text(std::string name, std::string def, std::string help);
 
+/// Sets the param `dotted` ("batch_size", "dataset.samples") in a scenario's params object,
+/// nested objects made as needed: what code that writes a scenario (tune's trials) writes each
+/// param with, under the name the kind declares it by (its `param::` constants and choices), so
+/// that a renamed param fails to compile there rather than at run time.
+void set_param(nlohmann::json& params, std::string_view dotted, nlohmann::json value);
+
 /// One value of an enumeration param: its name (in scenario files, `--set`, results and
 /// messages) and the kind's enum value it stands for.
 template <class E>
@@ -146,5 +152,11 @@ class choice {
   std::span<const named<E>> table_;
   E def_;
 };
+
+/// Sets an enumeration param to `value`, by its table's name for it.
+template <class E>
+void set_param(nlohmann::json& params, const choice<E>& c, E value) {
+  set_param(params, c.param(), std::string(c.name(value)));
+}
 
 }  // namespace pinbench::kinds

@@ -519,6 +519,10 @@ scenario parse_scenario(std::string_view text, const std::string& source) {
   return document_parser(source).parse(doc);
 }
 
+scenario parse_scenario_document(const ordered& doc, const std::string& source) {
+  return document_parser(source).parse(doc);
+}
+
 std::vector<override_spec> parse_overrides(const std::vector<std::string>& args) {
   std::vector<override_spec> out;
   for (const auto& a : args) {

@@ -51,6 +51,11 @@ struct override_spec {
 /// error names line and column.
 [[nodiscard]] scenario parse_scenario(std::string_view text, const std::string& source);
 
+/// A scenario written in code (tune's trials) as a document already parsed: checked exactly as
+/// a file's would be, without the text round trip.
+[[nodiscard]] scenario parse_scenario_document(const nlohmann::ordered_json& doc,
+                                               const std::string& source);
+
 /// Reads and parses one file. Throws input_error for a missing or unreadable file.
 [[nodiscard]] scenario load_scenario_file(const std::filesystem::path& path);
 

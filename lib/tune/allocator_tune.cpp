@@ -32,6 +32,9 @@
 #include "core/interrupt.hpp"
 #include "core/units.hpp"
 #include "kinds/allocator/allocator_engine.hpp"
+#include "kinds/allocator/allocator_kind.hpp"
+#include "kinds/allocator/allocator_params.hpp"
+#include "kinds/params.hpp"
 
 namespace pinbench::tune {
 
@@ -311,8 +314,9 @@ result::case_result search_case(const trial_run& r, const nlohmann::json& params
   c.id = "config=" + r.s.text();
   if (r.s.memory_fraction) c.id += ",memory_fraction=" + fraction_text(*r.s.memory_fraction);
   c.params = params;
-  c.params["config"] = r.s.text();
-  if (r.s.memory_fraction) c.params["memory_fraction"] = *r.s.memory_fraction;
+  kinds::set_param(c.params, kinds::allocator::param::config, r.s.text());
+  if (r.s.memory_fraction)
+    kinds::set_param(c.params, kinds::allocator::param::memory_fraction, *r.s.memory_fraction);
   c.stopped = result::stop_reason::single;
   c.elapsed_s = static_cast<double>(r.outcome.elapsed_ns) / 1e9;
   kinds::allocator::add_policy_metrics(c, r.outcome.stats);
@@ -636,13 +640,16 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
     chosen = &baseline;
 
   // ---- the engine confirms the answer and the setting in use ----
-  nlohmann::json params{{"allocator", "caching"},
-                        {"workload", "trace"},
-                        {"trace_file", trace},
-                        {"trace_device", device},
-                        {"pytorch", release.to_string()},
-                        {"device_memory", capacity},
-                        {"timing", "call"}};
+  // Every param by the kind's own names and choice tables: a renamed one fails to compile here.
+  namespace kind = kinds::allocator;
+  nlohmann::json params = nlohmann::json::object();
+  kinds::set_param(params, kind::allocator_choice, kind::allocator_type::caching);
+  kinds::set_param(params, kind::workload_choice, kind::workload_kind::trace);
+  kinds::set_param(params, kind::param::trace_file, trace);
+  kinds::set_param(params, kind::param::trace_device, device);
+  kinds::set_param(params, kind::param::pytorch, release.to_string());
+  kinds::set_param(params, kind::param::device_memory, capacity);
+  kinds::set_param(params, kind::timing_choice, kind::timing_method::call);
   result::run_result out = s.empty_result();
   const std::string confirm_name = "tune-allocator-confirm";
   std::vector<const trial_run*> confirm{chosen};
@@ -653,14 +660,15 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
     std::vector<scenario::scenario> scenarios;
     for (std::size_t i = 0; i < confirm.size(); ++i) {
       nlohmann::json p = params;
-      p["config"] = confirm[i]->s.text();
-      if (confirm[i]->s.memory_fraction) p["memory_fraction"] = *confirm[i]->s.memory_fraction;
+      kinds::set_param(p, kind::param::config, confirm[i]->s.text());
+      if (confirm[i]->s.memory_fraction)
+        kinds::set_param(p, kind::param::memory_fraction, *confirm[i]->s.memory_fraction);
       const double timeout_s =
           std::max(0.5, static_cast<double>(std::max<std::int64_t>(s.left_ns(), 0)) / 2e9);
       nlohmann::json doc{
           {"name", fmt::format("{}-{}", confirm_name, i + 1)},
           {"description", "the answer and the setting in use, measured by the allocator engine"},
-          {"kind", "allocator"},
+          {"kind", kind::kind_name},
           {"params", p},
           {"sampling", {{"warmup", 0}, {"min_samples", 1}, {"max_samples", 3},
                         {"max_noise", 0.05}, {"min_time", "0s"},
@@ -698,13 +706,13 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   // ---- the result: the search's replays as cases, then the tune block ----
   result::scenario_result search;
   search.name = "tune-allocator-search";
-  search.kind = "allocator";
+  search.kind = kind::kind_name;
   search.source = "tune allocator";
   search.description =
       "the trace replayed under each setting tried: the allocator's decisions, one untimed "
       "replay each on an emulated device of the capacity";
   nlohmann::json search_params = params;
-  search_params.erase("timing");
+  search_params.erase(std::string(kind::timing_choice.param()));
   result::tune_block t;
   t.question = result::tune_question::allocator;
   t.chart_metric = "reserved_bytes.all.peak";

@@ -17,7 +17,10 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "image/image_set.hpp"
-#include "kinds/registry.hpp"
+#include "kinds/loader/loader_engine.hpp"
+#include "kinds/loader/loader_kind.hpp"
+#include "kinds/loader/loader_params.hpp"
+#include "kinds/params.hpp"
 
 namespace pinbench::tune {
 
@@ -34,6 +37,7 @@ double steady_gpu_busy(double run_busy, double steps, double compute_ns, double 
 namespace {
 
 using nlohmann::json;
+namespace kind = kinds::loader;
 
 constexpr const char* search_scenario = "tune-loader";
 constexpr const char* confirm_scenario = "tune-loader-confirm";
@@ -181,14 +185,21 @@ class loader_tuner {
     return predicted_ns(st, batches_for(st, confirm_run_ns_), confirm_runs);
   }
 
-  [[nodiscard]] json dataset_params(std::uint64_t samples) const {
-    if (!rq_.images.empty())
-      return {{"source", "jpeg"},        {"dir", images_}, {"samples", samples},
-              {"cpu_per_sample", "0us"}, {"crop", 224},    {"output", "float32"}};
-    return {{"source", "memory"},
-            {"samples", samples},
-            {"cpu_per_sample", fmt::format("{}ns", rq_.cpu_per_sample_ns.value_or(0))},
-            {"sample_bytes", rq_.sample_bytes.value_or(128_KiB)}};
+  // The dataset of a trial: the user's images, or generated samples of the CPU cost given.
+  void set_dataset(json& params, std::uint64_t samples) const {
+    kinds::set_param(params, kind::param::samples, samples);
+    if (!rq_.images.empty()) {
+      kinds::set_param(params, kind::source_choice, kind::source_kind::jpeg);
+      kinds::set_param(params, kind::param::dir, images_);
+      kinds::set_param(params, kind::param::cpu_per_sample, "0us");
+      kinds::set_param(params, kind::param::crop, 224);
+      kinds::set_param(params, kind::output_choice, image::tensor_format::float32_chw);
+      return;
+    }
+    kinds::set_param(params, kind::source_choice, kind::source_kind::memory);
+    kinds::set_param(params, kind::param::cpu_per_sample,
+                     fmt::format("{}ns", rq_.cpu_per_sample_ns.value_or(0)));
+    kinds::set_param(params, kind::param::sample_bytes, rq_.sample_bytes.value_or(128_KiB));
   }
 
   // The case that measures `st`: one timed run = `batches` steps (over as many passes of a
@@ -204,25 +215,32 @@ class loader_tuner {
       image_files_ = std::max(image_files_, files);
       epochs = (samples + files - 1) / files;
     }
-    json matrix = {{"num_workers", {st.workers}}, {"pin_memory", {st.pin}}};
-    if (st.workers > 0) matrix["prefetch_factor"] = {st.prefetch};
-    if (st.pin) matrix["pin_mode"] = {st.ring ? "ring" : "per_batch"};
+    // Every param by the kind's own names and choice tables: a renamed one fails to compile
+    // here. The setting tried is the matrix (one value each), so that it names the case.
+    json matrix = json::object();  // keyed by the params' whole (dotted) names
+    matrix[kind::param::num_workers] = {st.workers};
+    matrix[kind::param::pin_memory] = {st.pin};
+    if (st.workers > 0) matrix[kind::param::prefetch_factor] = {st.prefetch};
+    if (st.pin)
+      matrix[std::string(kind::pin_mode_choice.param())] = {std::string(kind::pin_mode_choice.name(
+          st.ring ? pinbench::loader::pin_mode::ring : pinbench::loader::pin_mode::per_batch))};
+    json params = json::object();
+    set_dataset(params, samples);
+    kinds::set_param(params, kind::param::batch_size, rq_.batch_size);
+    kinds::set_param(params, kind::param::compute_per_batch, fmt::format("{}ns", rq_.step_time_ns));
+    kinds::set_param(params, kind::param::batches, batches);
+    kinds::set_param(params, kind::param::epochs, epochs);
+    // What the answer recommends: process workers kept from epoch to epoch.
+    kinds::set_param(params, kind::worker_method_choice, pinbench::loader::worker_method::process);
+    kinds::set_param(params, kind::param::persistent_workers, true);
+    kinds::set_param(params, kind::param::non_blocking, true);
     json doc = {
         {"name", confirming ? confirm_scenario : search_scenario},
         {"description", confirming
                             ? "pinbench tune loader: the chosen DataLoader setting, a longer run"
                             : "pinbench tune loader: short trials of DataLoader settings"},
-        {"kind", "loader"},
-        {"params",
-         {{"dataset", dataset_params(samples)},
-          {"batch_size", rq_.batch_size},
-          {"compute_per_batch", fmt::format("{}ns", rq_.step_time_ns)},
-          {"batches", batches},
-          {"epochs", epochs},
-          // What the answer recommends: process workers kept from epoch to epoch.
-          {"worker_method", "process"},
-          {"persistent_workers", true},
-          {"non_blocking", true}}},
+        {"kind", kind::kind_name},
+        {"params", std::move(params)},
         {"matrix", matrix},
         {"sampling",
          {{"warmup", confirming ? 0 : 1},
@@ -753,8 +771,8 @@ class loader_tuner {
 
   result::run_result finish() {
     // Each phase's scenario gets the loader kind's own verdict over its cases.
-    if (const auto* kind = kinds::find("loader"); kind != nullptr && kind->make_engine) {
-      const auto engine = kind->make_engine();
+    {
+      const auto engine = kind::make_engine();
       for (auto& sc : result_.scenarios) sc.verdict = engine->verdict(sc, s_.platform().kind());
     }
     result::tune_block t;

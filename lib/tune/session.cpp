@@ -39,7 +39,7 @@ void session::progress(const std::string& line) const {
 
 scenario::scenario session::scenario_from(nlohmann::json doc, const std::string& source) {
   doc["schema"] = "pinbench.scenario/1";
-  return scenario::parse_scenario(doc.dump(), source);
+  return scenario::parse_scenario_document(nlohmann::ordered_json(doc), source);
 }
 
 result::run_result session::measure(std::vector<scenario::scenario> scenarios) const {

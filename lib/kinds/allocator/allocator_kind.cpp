@@ -36,14 +36,14 @@ std::string config_problem(const json& v) {
 
 kind_spec describe() {
   param_spec config =
-      text("config", "",
+      text(param::config, "",
            "caching allocator options in PYTORCH_CUDA_ALLOC_CONF syntax (\"max_split_size_mb:128,"
            "expandable_segments:True\"); \"env\" reads PYTORCH_CUDA_ALLOC_CONF at run time; "
            "\"snapshot\" takes a PyTorch snapshot's allocator_settings (PyTorch's defaults when "
            "it has none)");
   config.check = config_problem;
   param_spec pytorch =
-      text("pytorch", "",
+      text(param::pytorch, "",
            "the PyTorch release whose caching-allocator rules decide (2.0 to 2.10; later "
            "releases follow 2.10's); \"\": 2.10, or for a snapshot the newest release its "
            "format allows");
@@ -67,7 +67,7 @@ kind_spec describe() {
   // Left out, it is as if set_per_process_memory_fraction was never called; given, 1.0 and 0
   // included, it is as if it was (PyTorch 2.6: the limit, garbage collection, "allowed").
   param_spec memory_fraction =
-      bounded("memory_fraction", param_type::number, nullptr, 0, false, 1.0,
+      bounded(param::memory_fraction, param_type::number, nullptr, 0, false, 1.0,
               "torch.cuda.set_per_process_memory_fraction(f) for the caching allocator: reserved "
               "memory may not exceed f x device_memory (0 <= f <= 1; unset: never called)");
   memory_fraction.optional = true;
@@ -81,7 +81,7 @@ kind_spec describe() {
       "training_loop: batch size of each iteration, cycled (list such as [32, 48, 64]; "
       "[] = always base_batch); activations scale with batch / base_batch";
   return {
-      .kind = "allocator",
+      .kind = kind_name,
       .help =
           "a device allocator (PyTorch's caching allocator, or cudaMalloc per request) driven by "
           "a training loop, a random pattern or a trace: latencies, memory_stats counters, "
@@ -92,7 +92,7 @@ kind_spec describe() {
                   "caching: PyTorch's native caching allocator; raw: cudaMalloc/cudaFree "
                   "per request; async: cudaMallocAsync (cuda only)"),
               config,
-              bounded("device_memory", param_type::size, 8_GiB, 0, false,
+              bounded(param::device_memory, param_type::size, 8_GiB, 0, false,
                       static_cast<double>(1ull << 50),
                       "device memory the allocator may use (size; host backend: the emulated "
                       "capacity; cuda: a cap; 0 = the device's total)"),
@@ -128,11 +128,11 @@ kind_spec describe() {
                       static_cast<double>(1ull << 40),
                       "random: allocation sizes are uniform in [1, max_bytes] (size)"),
               probability,
-              text("trace_file", "",
+              text(param::trace_file, "",
                    "trace: a pinbench.trace/1 JSON, RMM replay CSV or PyTorch memory snapshot "
                    "pickle file (relative to the scenario file; required when workload is "
                    "\"trace\")"),
-              bounded("trace_device", param_type::integer, 0, 0, false, 1e4,
+              bounded(param::trace_device, param_type::integer, 0, 0, false, 1e4,
                       "pickle snapshot: whose device_traces entry is replayed (device index)"),
           },
       .parse_case = parse_params,

@@ -17,14 +17,14 @@ std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p
   auto a = std::make_shared<allocator_params>();
   a->allocator = allocator_choice.parse(p, source);
   a->workload = workload_choice.parse(p, source);
-  if (const auto release = p.at("pytorch").get<std::string>(); !release.empty())
+  if (const auto release = p.at(param::pytorch).get<std::string>(); !release.empty())
     a->pytorch = alloc::parse_pytorch_release(release, source, "params.pytorch");
-  a->config_text = p.at("config").get<std::string>();
+  a->config_text = p.at(param::config).get<std::string>();
   if (a->config_text != "env" && a->config_text != "snapshot")
     a->config = alloc::parse_config(a->config_text, source, "params.config",
                                     a->pytorch.value_or(alloc::pytorch_release::newest()));
-  a->device_memory = p.at("device_memory").get<std::uint64_t>();
-  if (p.contains("memory_fraction")) a->memory_fraction = p.at("memory_fraction").get<double>();
+  a->device_memory = p.at(param::device_memory).get<std::uint64_t>();
+  if (p.contains(param::memory_fraction)) a->memory_fraction = p.at(param::memory_fraction).get<double>();
   a->empty_cache_every = p.at("empty_cache_every").get<std::int64_t>();
   a->timing = timing_choice.parse(p, source);
   a->loop.layers = p.at("layers").get<int>();
@@ -36,7 +36,7 @@ std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p
   a->random.count = p.at("count").get<std::uint64_t>();
   a->random.max_bytes = p.at("max_bytes").get<std::uint64_t>();
   a->random.alloc_probability = p.at("alloc_probability").get<double>();
-  const auto trace_file = p.at("trace_file").get<std::string>();
+  const auto trace_file = p.at(param::trace_file).get<std::string>();
   if (a->workload == workload_kind::trace && trace_file.empty())
     throw input_error(source, "params.trace_file", "required when workload is \"trace\"");
   // A relative trace path means: next to the scenario file that names it.
@@ -44,7 +44,7 @@ std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p
   if (!trace.empty() && trace.is_relative() && !source.empty())
     trace = std::filesystem::path(source).parent_path() / trace;
   a->trace_file = trace.string();
-  a->trace_device = p.at("trace_device").get<int>();
+  a->trace_device = p.at(param::trace_device).get<int>();
   // Found now, at validate and before run measures anything, not when the case starts.
   if (a->workload == workload_kind::trace) {
     try {

@@ -41,6 +41,17 @@ inline constexpr named<workload_kind> workload_kinds[] = {
 inline constexpr choice<workload_kind> workload_choice{"workload", workload_kinds,
                                                        workload_kind::training_loop};
 
+/// The names of the params besides the choices' own: the kind's specs, its parser and code that
+/// writes a scenario (tune's trials, with set_param) all use these.
+namespace param {
+inline constexpr const char* config = "config";
+inline constexpr const char* pytorch = "pytorch";
+inline constexpr const char* device_memory = "device_memory";
+inline constexpr const char* memory_fraction = "memory_fraction";
+inline constexpr const char* trace_file = "trace_file";
+inline constexpr const char* trace_device = "trace_device";
+}  // namespace param
+
 struct allocator_params final : measure::case_params {
   allocator_type allocator = allocator_choice.default_value();
   workload_kind workload = workload_choice.default_value();

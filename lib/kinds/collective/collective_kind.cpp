@@ -10,7 +10,7 @@ namespace pinbench::kinds::collective {
 
 kind_spec describe() {
   return {
-      .kind = "collective",
+      .kind = kind_name,
       .help =
           "collectives as NCCL runs them (all_reduce, all_gather, reduce_scatter, broadcast, "
           "send_recv): time, algbw and busbw as nccl-tests reports them, by size",

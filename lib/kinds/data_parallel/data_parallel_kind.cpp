@@ -12,7 +12,7 @@ kind_spec describe() {
   // The defaults keep a host-backend step well under a second (tens of ms) yet large enough
   // that device 0's extra memory under dp and ddp's overlap show.
   return {
-      .kind = "data_parallel",
+      .kind = kind_name,
       .help =
           "one training step over several devices, as torch.nn.DataParallel (dp) or "
           "DistributedDataParallel (ddp) runs it: step time, samples/s, communication time and "

@@ -628,7 +628,7 @@ std::string worker_method_verdict(const result::scenario_result& s) {
     const auto& [threads, processes] = pair;
     if (threads.c == nullptr || processes.c == nullptr) continue;
     const auto workers = [](const result::case_result* c) {
-      return fmt::format("{} workers", c->params.value("num_workers", 0));
+      return fmt::format("{} workers", c->params.value(param::num_workers, 0));
     };
     compared += fmt::format("{}{}processes {:.0f} samples/s at best ({}), threads {:.0f} ({}): {:.2f}x",
                             compared.empty() ? "" : "; ", rest.empty() ? "" : rest + ": ",

@@ -10,19 +10,19 @@ namespace pinbench::kinds::loader {
 
 kind_spec describe() {
   return {
-      .kind = "loader",
+      .kind = kind_name,
       .help =
           "a DataLoader feeding the device: workers build batches with real CPU work, a pin "
           "stage, copies and device compute per step; reports samples/s and whether the device "
           "waited for data",
       .params =
           {
-              bounded("dataset.samples", param_type::integer, 2048, 1, false, 1e9,
+              bounded(param::samples, param_type::integer, 2048, 1, false, 1e9,
                       "samples in the dataset, per epoch (count; jpeg with dataset.dir: at "
                       "most the folder's images)"),
-              bounded("dataset.sample_bytes", param_type::size, 128_KiB, 0, true,
+              bounded(param::sample_bytes, param_type::size, 128_KiB, 0, true,
                       static_cast<double>(1ull << 30), "bytes per sample (size)"),
-              bounded("dataset.cpu_per_sample", param_type::duration, 100'000, 0, false, 1e10,
+              bounded(param::cpu_per_sample, param_type::duration, 100'000, 0, false, 1e10,
                       "real CPU work per sample, calibrated on this CPU (duration; 0 = none)"),
               source_choice.spec(
                   "memory: samples copied out of an in-memory block; file: pread from a "
@@ -32,7 +32,7 @@ kind_spec describe() {
               cache_choice.spec(
                   "file, jpeg: warm keeps the page cache; cold drops the files' pages "
                   "before every epoch (posix_fadvise)"),
-              text("dataset.dir", "",
+              text(param::dir, "",
                    "file: the directory the dataset file is written to (\"\" = $TMPDIR or "
                    "/tmp); jpeg: an ImageFolder of the user's JPEGs, read as they are (\"\" = "
                    "images pinbench generates into its cache)"),
@@ -51,7 +51,7 @@ kind_spec describe() {
                       "jpeg, generated: see min_height (pixels)"),
               bounded("dataset.quality", param_type::integer, 90, 1, false, 100,
                       "jpeg, generated: JPEG quality (1-100)"),
-              bounded("dataset.crop", param_type::integer, 224, 8, false, 4096,
+              bounded(param::crop, param_type::integer, 224, 8, false, 4096,
                       "jpeg: RandomResizedCrop's output size (pixels, square)"),
               output_choice.spec("jpeg: float32 = ToTensor + Normalize (ImageNet mean/std), CHW; "
                                  "uint8 = the 8-bit pixels, CHW"),
@@ -76,24 +76,24 @@ kind_spec describe() {
               bounded("dataset.hang_at_sample", param_type::integer, -1, -1, false, 1e12,
                       "fault switch: producing this sample never finishes, as a worker stuck "
                       "in a lock or a read (index; -1 = never; see timeout)"),
-              bounded("batch_size", param_type::integer, 64, 1, false, 1e6,
+              bounded(param::batch_size, param_type::integer, 64, 1, false, 1e6,
                       "samples per batch (count)"),
-              bounded("num_workers", param_type::integer, 2, 0, false, 256,
+              bounded(param::num_workers, param_type::integer, 2, 0, false, 256,
                       "workers building batches (count; 0 = built in the consuming thread)"),
               worker_method_choice.spec(
                   "process: forked worker processes, each batch collated into a "
                   "shared-memory segment (/dev/shm) and handed over a Unix socket, as "
                   "PyTorch's DataLoader workers; thread: worker threads of this process, "
                   "batches in its own memory"),
-              boolean("persistent_workers", false,
+              boolean(param::persistent_workers, false,
                       "process: keep the worker processes from one epoch to the next; false "
                       "starts them at every epoch, as PyTorch does"),
               bounded("timeout", param_type::duration, 0, 0, false, 3.6e12,
                       "with workers: how long to wait for one batch before the case fails, as "
                       "DataLoader(timeout=) (duration; 0 = for ever, as PyTorch)"),
-              bounded("prefetch_factor", param_type::integer, 2, 1, false, 64,
+              bounded(param::prefetch_factor, param_type::integer, 2, 1, false, 64,
                       "batches outstanding per worker, as PyTorch counts them (count)"),
-              boolean("pin_memory", true,
+              boolean(param::pin_memory, true,
                       "copy each batch into page-locked memory before the device copy"),
               pin_mode_choice.spec(
                   "per_batch: one pin thread, blocks from a caching host allocator; "
@@ -103,16 +103,16 @@ kind_spec describe() {
               bounded("pinned_limit", param_type::size, std::uint64_t{0}, 0, false,
                       static_cast<double>(1ull << 44),
                       "page-locked memory the pin stage may hold (size; 0 = no limit)"),
-              boolean("non_blocking", true,
+              boolean(param::non_blocking, true,
                       "copy on a side stream that the compute stream waits for, without "
                       "holding the consumer; false: copy, then wait"),
               boolean("shuffle", false, "a new sample order every epoch (seeded)"),
               boolean("drop_last", false, "drop the last batch when it is not full"),
-              bounded("epochs", param_type::integer, 1, 1, false, 1e6,
+              bounded(param::epochs, param_type::integer, 1, 1, false, 1e6,
                       "epochs per timed run (count)"),
-              bounded("batches", param_type::integer, 0, 0, false, 1e9,
+              bounded(param::batches, param_type::integer, 0, 0, false, 1e9,
                       "steps per timed run at most (count; 0 = every batch of every epoch)"),
-              bounded("compute_per_batch", param_type::duration, 2'000'000, 0, false, 1e11,
+              bounded(param::compute_per_batch, param_type::duration, 2'000'000, 0, false, 1e11,
                       "device work per step, on the compute stream (duration; 0 = none)"),
               boolean("verify", true,
                       "check order and exactly-once delivery on data copied back from the "

@@ -6,6 +6,10 @@
 namespace pinbench::kinds::loader {
 
 /// Params, engine, table columns and charts of the kind.
+/// The kind's name in scenario files and results; code that writes a scenario of this kind
+/// names it by this.
+inline constexpr const char* kind_name = "loader";
+
 [[nodiscard]] kind_spec describe();
 
 }  // namespace pinbench::kinds::loader

@@ -19,8 +19,8 @@ using nlohmann::json;
 // one the consumer is copying: with fewer slots the pin thread could wait for a slot held by a
 // batch queued behind the one the consumer waits for.
 void check_loader_case(const json& params, const std::string& source) {
-  const auto workers = params.at("num_workers").get<std::int64_t>();
-  const auto prefetch = params.at("prefetch_factor").get<std::int64_t>();
+  const auto workers = params.at(param::num_workers).get<std::int64_t>();
+  const auto prefetch = params.at(param::prefetch_factor).get<std::int64_t>();
   const auto slots = params.at("ring_slots").get<std::int64_t>();
   const std::int64_t needed = workers > 0 ? workers * prefetch + 1 : 1;
   if (slots != 0 && slots < needed)
@@ -70,23 +70,23 @@ loader_params read(const nlohmann::json& p, const std::string& source) {
   j.max_pixels = d.at("max_pixels").get<std::uint64_t>();
   if (l.dataset.source == source_kind::jpeg)
     l.dataset.sample_bytes = image::tensor_bytes(j.crop, j.format);
-  l.spec.batch_size = p.at("batch_size").get<std::size_t>();
-  l.spec.num_workers = p.at("num_workers").get<int>();
-  l.spec.prefetch_factor = p.at("prefetch_factor").get<int>();
-  l.spec.pin_memory = p.at("pin_memory").get<bool>();
+  l.spec.batch_size = p.at(param::batch_size).get<std::size_t>();
+  l.spec.num_workers = p.at(param::num_workers).get<int>();
+  l.spec.prefetch_factor = p.at(param::prefetch_factor).get<int>();
+  l.spec.pin_memory = p.at(param::pin_memory).get<bool>();
   l.spec.shuffle = p.at("shuffle").get<bool>();
   l.spec.drop_last = p.at("drop_last").get<bool>();
   l.spec.method = worker_method_choice.parse(p, source);
-  l.spec.persistent_workers = p.at("persistent_workers").get<bool>();
+  l.spec.persistent_workers = p.at(param::persistent_workers).get<bool>();
   l.spec.timeout_ns = p.at("timeout").get<std::int64_t>();
   l.mode = pin_mode_choice.parse(p, source);
   l.ring_slots = p.at("ring_slots").get<std::size_t>();
   if (l.ring_slots == 0) l.ring_slots = l.spec.num_workers > 0 ? pinbench::loader::max_outstanding(l.spec) + 1 : 2;
   l.pinned_limit = p.at("pinned_limit").get<std::size_t>();
-  l.non_blocking = p.at("non_blocking").get<bool>();
-  l.epochs = p.at("epochs").get<std::uint64_t>();
-  l.batches = p.at("batches").get<std::uint64_t>();
-  l.compute_ns = p.at("compute_per_batch").get<std::int64_t>();
+  l.non_blocking = p.at(param::non_blocking).get<bool>();
+  l.epochs = p.at(param::epochs).get<std::uint64_t>();
+  l.batches = p.at(param::batches).get<std::uint64_t>();
+  l.compute_ns = p.at(param::compute_per_batch).get<std::int64_t>();
   l.verify = p.at("verify").get<bool>();
   return l;
 }

@@ -50,6 +50,25 @@ inline constexpr named<pinbench::loader::worker_method> worker_methods[] = {
 inline constexpr choice<pinbench::loader::worker_method> worker_method_choice{
     "worker_method", worker_methods, pinbench::loader::worker_method::process};
 
+/// The names of the params besides the choices' own: the kind's specs, its parser and code that
+/// writes a scenario (tune's trials, with set_param) all use these.
+namespace param {
+inline constexpr const char* samples = "dataset.samples";
+inline constexpr const char* sample_bytes = "dataset.sample_bytes";
+inline constexpr const char* cpu_per_sample = "dataset.cpu_per_sample";
+inline constexpr const char* dir = "dataset.dir";
+inline constexpr const char* crop = "dataset.crop";
+inline constexpr const char* batch_size = "batch_size";
+inline constexpr const char* num_workers = "num_workers";
+inline constexpr const char* persistent_workers = "persistent_workers";
+inline constexpr const char* prefetch_factor = "prefetch_factor";
+inline constexpr const char* pin_memory = "pin_memory";
+inline constexpr const char* non_blocking = "non_blocking";
+inline constexpr const char* epochs = "epochs";
+inline constexpr const char* batches = "batches";
+inline constexpr const char* compute_per_batch = "compute_per_batch";
+}  // namespace param
+
 struct loader_params final : measure::case_params {
   pinbench::loader::dataset_spec dataset;
   pinbench::loader::loader_spec spec;

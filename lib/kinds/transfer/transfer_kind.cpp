@@ -9,7 +9,7 @@ namespace pinbench::kinds::transfer {
 
 kind_spec describe() {
   return {
-      .kind = "transfer",
+      .kind = kind_name,
       .help =
           "host<->device copies: bandwidth, copy time and how long the caller is held, by "
           "memory kind, direction, mode and size",
