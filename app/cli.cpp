@@ -7,8 +7,8 @@
 #include <map>
 #include <new>
 
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "core/error.hpp"
@@ -28,7 +28,9 @@ void set_command_line(int argc, char** argv) {
     g_command_line += argv[i];
   }
 }
-const std::string& command_line() { return g_command_line; }
+const std::string& command_line() {
+  return g_command_line;
+}
 
 int run_cli(int argc, char** argv) {
   // Over a file-size limit (ulimit -f) write() then fails with EFBIG, which pinbench reports,
@@ -40,12 +42,15 @@ int run_cli(int argc, char** argv) {
 
   std::string kind_names;
   for (const auto* k : kinds::all()) kind_names += (kind_names.empty() ? "" : ", ") + k->kind;
-  CLI::App cli{"pinbench: how fast data reaches the GPU and how well GPU memory is used.\n"
-               "Runs declarative JSON scenarios (" + kind_names + ") on a CUDA device\n"
-               "or on the host backend, and reports tables, JSON and CSV."};
+  CLI::App cli{
+      "pinbench: how fast data reaches the GPU and how well GPU memory is used.\n"
+      "Runs declarative JSON scenarios (" +
+      kind_names +
+      ") on a CUDA device\n"
+      "or on the host backend, and reports tables, JSON and CSV."};
   cli.require_subcommand(1);
-  cli.set_version_flag("--version", "pinbench " + std::string(version) + " (" +
-                                        std::string(git_describe) + ")");
+  cli.set_version_flag("--version",
+                       "pinbench " + std::string(version) + " (" + std::string(git_describe) + ")");
   std::map<CLI::App*, runner> runners;
   const auto add = [&](runner (*f)(CLI::App&)) {
     const std::size_t before = cli.get_subcommands({}).size();

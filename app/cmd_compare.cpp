@@ -1,7 +1,7 @@
 // `pinbench compare BASE CURRENT`: judge every metric of two results and gate CI on the verdicts.
 #include <unistd.h>
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -96,7 +96,7 @@ std::vector<std::string> result_files(const std::string& path) {
 // One side of the comparison: every file read and checked against the first (same backend and
 // device), then merged, each file's rounds kept apart.
 result::run_result read_side(const std::vector<std::string>& paths, const gate::options& opts,
-                            std::string& label, std::size_t* run_count = nullptr) {
+                             std::string& label, std::size_t* run_count = nullptr) {
   std::vector<result::run_result> runs;
   std::vector<std::string> files;
   for (const auto& p : paths)
@@ -111,8 +111,8 @@ result::run_result read_side(const std::vector<std::string>& paths, const gate::
   }
   if (run_count != nullptr) *run_count = files.size();
   if (files.size() > 1)
-    label = fmt::format("{} ({} results)", paths.size() == 1 ? paths.front() : files.front() + ", ...",
-                        files.size());
+    label = fmt::format("{} ({} results)",
+                        paths.size() == 1 ? paths.front() : files.front() + ", ...", files.size());
   return result::merge_runs(std::move(runs));
 }
 

@@ -5,10 +5,10 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "collective/collective.hpp"
 #include "commands.hpp"
 #include "core/error.hpp"
 #include "core/sysinfo.hpp"
-#include "collective/collective.hpp"
 #include "core/units.hpp"
 #include "device/backend.hpp"
 #include "device/platform.hpp"
@@ -78,7 +78,8 @@ int info(const info_args& a) {
                      {"cuda", {{"usable", cuda.usable}, {"reason", cuda.reason}}}};
   if (cuda.usable) {
     try {
-      out["device"] = run::device_json(device::open_platform(device::backend_choice::cuda).open_home()->describe());
+      out["device"] = run::device_json(
+          device::open_platform(device::backend_choice::cuda).open_home()->describe());
     } catch (const std::exception& e) {
       out["backends"]["cuda"] = {{"usable", false}, {"reason", e.what()}};
     }
@@ -86,17 +87,21 @@ int info(const info_args& a) {
   out["host"] = read_host_info();
   // Many GPUs and many processes: what the collective kinds would load, and the launch, if any.
   const auto nccl = collective::nccl_availability();
-  out["nccl"] = nccl.usable ? nlohmann::json{{"usable", true}, {"library", nccl.library},
-                                             {"version", nccl.version}}
-                            : nlohmann::json{{"usable", false}, {"reason", nccl.reason}};
+  out["nccl"] =
+      nccl.usable
+          ? nlohmann::json{{"usable", true}, {"library", nccl.library}, {"version", nccl.version}}
+          : nlohmann::json{{"usable", false}, {"reason", nccl.reason}};
   const std::string mpi = dist::mpi_unavailable_reason();
   out["mpi"] = mpi.empty() ? nlohmann::json{{"usable", true}}
                            : nlohmann::json{{"usable", false}, {"reason", mpi}};
   const auto telemetry = device::telemetry::read_all();
   out["telemetry"] = run::telemetry_json(telemetry);
   const auto launch = dist::detect_launch();
-  out["launch"] = {{"launcher", std::string(to_string(launch.launcher))}, {"rank", launch.rank}, {"size", launch.size},
-                   {"local_rank", launch.local_rank}, {"local_size", launch.local_size}};
+  out["launch"] = {{"launcher", std::string(to_string(launch.launcher))},
+                   {"rank", launch.rank},
+                   {"size", launch.size},
+                   {"local_rank", launch.local_rank},
+                   {"local_size", launch.local_size}};
   // The transport `run` would use here, and why; a launch whose transport cannot be had says
   // why not instead (info itself never fails on it).
   std::string transport_line;
@@ -122,15 +127,17 @@ int info(const info_args& a) {
   std::printf("  host   usable (emulated device: no GPU figures)\n");
   std::printf("  cuda   %s\n", cuda.usable ? "usable" : ("not usable: " + cuda.reason).c_str());
   std::printf("collectives\n");
-  std::printf("  nccl   %s\n", nccl.usable ? fmt::format("{} ({})", nccl.version, nccl.library).c_str()
-                                         : ("not usable: " + nccl.reason).c_str());
-  std::printf("  mpi    %s\n", mpi.empty() ? "usable (libpinbench_mpi.so loads)" : ("not usable: " + mpi).c_str());
+  std::printf("  nccl   %s\n", nccl.usable
+                                   ? fmt::format("{} ({})", nccl.version, nccl.library).c_str()
+                                   : ("not usable: " + nccl.reason).c_str());
+  std::printf("  mpi    %s\n",
+              mpi.empty() ? "usable (libpinbench_mpi.so loads)" : ("not usable: " + mpi).c_str());
   std::printf("  launch %s\n", launch.launcher == dist::launcher_kind::none
                                    ? "none (one process)"
                                    : fmt::format("{}: rank {} of {}, local rank {} of {}",
-                                                 to_string(launch.launcher),
-                                                 launch.rank, launch.size, launch.local_rank,
-                                                 launch.local_size).c_str());
+                                                 to_string(launch.launcher), launch.rank,
+                                                 launch.size, launch.local_rank, launch.local_size)
+                                         .c_str());
   std::printf("  transport %s\n", transport_line.c_str());
   if (out.contains("device")) {
     const auto& d = out["device"];
@@ -139,7 +146,8 @@ int info(const info_args& a) {
     std::printf("  uuid        %s\n", text_of(d.value("uuid", nlohmann::json())).c_str());
     std::printf("  driver      %s\n", text_of(d.value("driver", nlohmann::json())).c_str());
     std::printf("  runtime     %s\n", text_of(d.value("runtime", nlohmann::json())).c_str());
-    std::printf("  memory      %s\n", bytes_or(d.value("memory_bytes", nlohmann::json()), "unknown").c_str());
+    std::printf("  memory      %s\n",
+                bytes_or(d.value("memory_bytes", nlohmann::json()), "unknown").c_str());
     const auto pcie = d.value("pcie", nlohmann::json());
     if (pcie.is_object())
       std::printf("  pcie        gen %s x%s (max gen %s x%s)\n",
@@ -162,8 +170,9 @@ int info(const info_args& a) {
   std::printf("  hostname    %s\n", text_of(h.value("hostname", nlohmann::json())).c_str());
   std::printf("  memlock     %s (RLIMIT_MEMLOCK; caps pinned memory)\n",
               bytes_or(h.value("memlock_limit_bytes", nlohmann::json()), "unlimited").c_str());
-  std::printf("  /dev/shm    %s%s\n", bytes_or(h.value("shm_bytes", nlohmann::json()), "absent").c_str(),
-              h.value("in_container", false) ? " (in a container: shm and memlock are often small)" : "");
+  std::printf(
+      "  /dev/shm    %s%s\n", bytes_or(h.value("shm_bytes", nlohmann::json()), "absent").c_str(),
+      h.value("in_container", false) ? " (in a container: shm and memlock are often small)" : "");
   return 0;
 }
 
@@ -171,7 +180,8 @@ int info(const info_args& a) {
 
 runner add_info(CLI::App& app) {
   auto a = std::make_shared<info_args>();
-  auto* sub = app.add_subcommand("info", "Show the environment results record: backends, GPU, PCIe, host, pin limits");
+  auto* sub = app.add_subcommand(
+      "info", "Show the environment results record: backends, GPU, PCIe, host, pin limits");
   sub->add_option("--format", a->format, "text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

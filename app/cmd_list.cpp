@@ -23,13 +23,20 @@ struct list_args {
 std::string type_name(const kinds::param_spec& p) {
   using kinds::param_type;
   switch (p.type) {
-    case kinds::param_type::size: return "size";
-    case kinds::param_type::duration: return "duration";
-    case kinds::param_type::integer: return "integer";
-    case kinds::param_type::number: return "number";
-    case kinds::param_type::boolean: return "boolean";
-    case kinds::param_type::string: return "string";
-    case kinds::param_type::integer_list: return "integer list";
+    case kinds::param_type::size:
+      return "size";
+    case kinds::param_type::duration:
+      return "duration";
+    case kinds::param_type::integer:
+      return "integer";
+    case kinds::param_type::number:
+      return "number";
+    case kinds::param_type::boolean:
+      return "boolean";
+    case kinds::param_type::string:
+      return "string";
+    case kinds::param_type::integer_list:
+      return "integer list";
     case kinds::param_type::enumeration: {
       std::string s;
       for (const auto& c : p.choices) s += (s.empty() ? "" : "|") + c;
@@ -66,7 +73,8 @@ int list_params(const list_args& a) {
     if (a.format == "json")
       sj["params"].push_back({{"name", p.name}, {"type", type_name(p)}, {"help", p.help}});
     else
-      std::printf("  %-20s %-40s\n      %s\n", p.name.c_str(), type_name(p).c_str(), p.help.c_str());
+      std::printf("  %-20s %-40s\n      %s\n", p.name.c_str(), type_name(p).c_str(),
+                  p.help.c_str());
   }
   out.push_back(std::move(sj));
   if (a.format == "json") std::printf("%s\n", out.dump(2).c_str());
@@ -83,15 +91,21 @@ int list(const list_args& a) {
     const auto cases = scenario::count_cases(s);
     const bool quick = std::find(s.tags.begin(), s.tags.end(), "quick") != s.tags.end();
     if (a.format == "json") {
-      out.push_back({{"name", "builtin:" + s.name}, {"kind", s.kind}, {"tags", s.tags},
-                     {"cases", cases}, {"description", s.description}, {"source", s.source}});
+      out.push_back({{"name", "builtin:" + s.name},
+                     {"kind", s.kind},
+                     {"tags", s.tags},
+                     {"cases", cases},
+                     {"description", s.description},
+                     {"source", s.source}});
     } else {
       std::printf("%-34s %-10s %-7s %5zu  %s\n", ("builtin:" + s.name).c_str(), s.kind.c_str(),
                   quick ? "quick" : "", static_cast<std::size_t>(cases), s.description.c_str());
     }
   }
-  if (a.format == "json") std::printf("%s\n", out.dump(2).c_str());
-  else std::printf("\n`pinbench run` runs the quick suite; `pinbench run builtin:NAME` runs one.\n");
+  if (a.format == "json")
+    std::printf("%s\n", out.dump(2).c_str());
+  else
+    std::printf("\n`pinbench run` runs the quick suite; `pinbench run builtin:NAME` runs one.\n");
   return 0;
 }
 
@@ -99,7 +113,8 @@ int list(const list_args& a) {
 
 runner add_list(CLI::App& app) {
   auto a = std::make_shared<list_args>();
-  auto* sub = app.add_subcommand("list", "List the built-in scenarios (or, with --params, every kind's params)");
+  auto* sub = app.add_subcommand(
+      "list", "List the built-in scenarios (or, with --params, every kind's params)");
   sub->add_flag("--params", a->params, "Show each scenario kind's params, types and defaults");
   sub->add_option("--format", a->format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))

@@ -29,7 +29,8 @@ namespace {
 // opening the device, before the check, may take a while on a busy node).
 dist::timeout first_meeting(const run_args& a) {
   if (a.rank_timeout_s > 0)
-    return dist::timeout(std::max<std::int64_t>(1, static_cast<std::int64_t>(a.rank_timeout_s * 1000)));
+    return dist::timeout(
+        std::max<std::int64_t>(1, static_cast<std::int64_t>(a.rank_timeout_s * 1000)));
   return std::chrono::minutes(2);
 }
 
@@ -38,8 +39,9 @@ dist::timeout first_meeting(const run_args& a) {
 void check_round_plan(const run_args& a, const std::string& fingerprint) {
   if (!a.round) return;
   if (a.plan_fingerprint.empty())
-    throw input_error({}, "--round",
-                      "is given by `run --repeat` to its rounds' processes, with --plan-fingerprint");
+    throw input_error(
+        {}, "--round",
+        "is given by `run --repeat` to its rounds' processes, with --plan-fingerprint");
   if (a.plan_fingerprint != fingerprint)
     throw input_error(
         {}, "--plan-fingerprint",
@@ -54,7 +56,10 @@ int run_here(const CLI::App& cli, const run_args& a, const dist::launch_info& la
   const bool launched = world.size() > 1;
   const bool quiet = a.quiet || world.rank() != 0;  // rank 0 reports for every rank
   // Everything that can be wrong with the input is found before anything is measured.
-  run::plan_settings settings{{}, a.seed, a.max_cases, a.repeat,
+  run::plan_settings settings{{},
+                              a.seed,
+                              a.max_cases,
+                              a.repeat,
                               dist::timeout(static_cast<std::int64_t>(a.rank_timeout_s * 1000))};
   const run::plan plan = run::make_plan(a.inputs, a.sets, std::move(settings));
   if (a.snapshot == "-")
@@ -81,8 +86,7 @@ int run_here(const CLI::App& cli, const run_args& a, const dist::launch_info& la
   if (!choice)
     throw input_error({}, "--backend", "expected auto, cuda or host, got \"" + a.backend + "\"");
   const auto platform =
-      device::open_platform(*choice,
-                            device::parse_host_options(a.host_capacity, a.host_faults),
+      device::open_platform(*choice, device::parse_host_options(a.host_capacity, a.host_faults),
                             launched ? launch.local_rank : -1);
 
   run::execute_options x;
@@ -107,14 +111,14 @@ int run_here(const CLI::App& cli, const run_args& a, const dist::launch_info& la
                                  const result::case_result& c) { log.on_done(i, n, s, c); };
   if (in_processes)  // each round opens the device itself: this process holds none of it
     x.measure_elsewhere = [&] {
-      return run_rounds_in_processes({round_run_args(cli, platform.name()), a.repeat, a.snapshot,
-                                      fingerprint, a.quiet});
+      return run_rounds_in_processes(
+          {round_run_args(cli, platform.name()), a.repeat, a.snapshot, fingerprint, a.quiet});
     };
   x.on_start = [&] {
     if (quiet) return;
-    const std::string rounds =
-        a.repeat > 1 ? fmt::format(" x {} rounds{}", a.repeat, in_processes ? " (a process each)" : "")
-                     : "";
+    const std::string rounds = a.repeat > 1 ? fmt::format(" x {} rounds{}", a.repeat,
+                                                          in_processes ? " (a process each)" : "")
+                                            : "";
     const std::string ranks = launched ? fmt::format(", {} ranks ({}, {})", world.size(),
                                                      to_string(launch.launcher), world.transport())
                                        : "";
@@ -147,7 +151,8 @@ int run(const CLI::App& cli, const run_args& a) {
     return run_here(cli, a, launch, *world);
   } catch (const dist::rank_lost_error& e) {
     // The others may be waiting in a collective: end the whole launch, with a non-zero code.
-    world->abort(exit_environment, fmt::format("pinbench: error: {}: stopping every rank", e.what()));
+    world->abort(exit_environment,
+                 fmt::format("pinbench: error: {}: stopping every rank", e.what()));
   }
   return exit_environment;  // not reached: abort ends the process
 }

@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "commands.hpp"
 #include "alloc/pytorch_version.hpp"
+#include "commands.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -195,8 +195,9 @@ int tune_loader(const loader_args& a) {
 
 runner add_tune(CLI::App& app) {
   auto* sub = app.add_subcommand(
-      "tune", "Answer a question with measurements: which allocator setting avoids an OOM, "
-              "which DataLoader settings keep the GPU busy");
+      "tune",
+      "Answer a question with measurements: which allocator setting avoids an OOM, "
+      "which DataLoader settings keep the GPU busy");
   sub->require_subcommand(1);
 
   auto alloc = std::make_shared<allocator_args>();

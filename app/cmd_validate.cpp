@@ -1,6 +1,6 @@
 // `pinbench validate`: parse and check scenarios and overrides without running anything.
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -42,7 +42,8 @@ int validate(const validate_args& a) {
 
 runner add_validate(CLI::App& app) {
   auto a = std::make_shared<validate_args>();
-  auto* sub = app.add_subcommand("validate", "Check scenario files (and --set overrides); run nothing");
+  auto* sub =
+      app.add_subcommand("validate", "Check scenario files (and --set overrides); run nothing");
   sub->add_option("inputs", a->inputs, "Scenario files, directories of them, or builtin:NAME")
       ->required();
   sub->add_option("--set", a->sets, "Overrides to check as `run` would apply them")

@@ -28,14 +28,14 @@ extern char** environ;
 namespace pinbench::app {
 
 const std::array<std::string_view, 9> options_rounds_set_themselves{
-    "--backend",     // resolved here, so that every round measures the same device
-    "--out",         // each round writes a scratch result; this process writes --out
-    "--format",      // the round's stdout goes nowhere
-    "--snapshot",    // the first round's process writes it
-    "--repeat",      // given with --round
-    "--rounds-in",   // only this process starts rounds
-    "--round",       // which round the process is
-    "--quiet",       // rounds are always quiet; this process reports their progress
+    "--backend",    // resolved here, so that every round measures the same device
+    "--out",        // each round writes a scratch result; this process writes --out
+    "--format",     // the round's stdout goes nowhere
+    "--snapshot",   // the first round's process writes it
+    "--repeat",     // given with --round
+    "--rounds-in",  // only this process starts rounds
+    "--round",      // which round the process is
+    "--quiet",      // rounds are always quiet; this process reports their progress
     "--plan-fingerprint",
 };
 
@@ -74,8 +74,8 @@ class scratch_dir {
  public:
   scratch_dir() {
     const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") +
-                       "/pinbench-rounds-XXXXXX";
+    std::string tmpl =
+        std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/pinbench-rounds-XXXXXX";
     if (::mkdtemp(tmpl.data()) == nullptr)
       throw environment_error("cannot make a folder for the rounds in " + tmpl + ": " +
                               std::strerror(errno));
@@ -110,8 +110,8 @@ pid_t spawn(const std::vector<std::string>& args) {
   return pid;
 }
 
-// Waits for the round, passing a stop (Ctrl-C, SIGTERM, SIGHUP) on to it once, as SIGTERM. Returns its
-// exit code (128 + signal).
+// Waits for the round, passing a stop (Ctrl-C, SIGTERM, SIGHUP) on to it once, as SIGTERM. Returns
+// its exit code (128 + signal).
 int wait_for(pid_t pid) {
   bool forwarded = false;
   for (;;) {
@@ -145,10 +145,10 @@ result::run_result run_rounds_in_processes(const round_process_plan& plan) {
     const std::string out = (dir.path() / fmt::format("round-{}.json", r)).string();
     std::vector<std::string> args{self};
     args.insert(args.end(), plan.run_args.begin(), plan.run_args.end());
-    for (const auto& a : {std::string("--repeat"), std::to_string(plan.rounds),
-                          std::string("--round"), std::to_string(r), std::string("--out"), out,
-                          std::string("--plan-fingerprint"), plan.fingerprint,
-                          std::string("--quiet")})
+    for (const auto& a :
+         {std::string("--repeat"), std::to_string(plan.rounds), std::string("--round"),
+          std::to_string(r), std::string("--out"), out, std::string("--plan-fingerprint"),
+          plan.fingerprint, std::string("--quiet")})
       args.push_back(a);
     if (r == 0 && !plan.snapshot.empty()) {
       args.emplace_back("--snapshot");

@@ -28,7 +28,8 @@ extern const std::array<std::string_view, 9> options_rounds_set_themselves;
 /// run_rounds_in_processes (round, output, snapshot) or that only concern this process (format,
 /// quiet), with `backend` as resolved here (so that every round measures the same device). An
 /// option added to `run` reaches the rounds without a line here.
-[[nodiscard]] std::vector<std::string> round_run_args(const CLI::App& run, std::string_view backend);
+[[nodiscard]] std::vector<std::string> round_run_args(const CLI::App& run,
+                                                      std::string_view backend);
 
 struct round_process_plan {
   /// The arguments of `pinbench run` for one round, without the round, output and snapshot

@@ -71,7 +71,8 @@ std::size_t write_snapshots(const result::run_result& r, const std::string& path
   if (snapshot_as_pickle(path)) {
     if (n == 0) return 0;
     if (kind_of_first == nullptr || !kind_of_first->viewer_snapshot)
-      throw input_error({}, "--snapshot", "expected a .json file: this case's kind has no viewer's form to pickle");
+      throw input_error({}, "--snapshot",
+                        "expected a .json file: this case's kind has no viewer's form to pickle");
     write_file_atomic(path, write_pickle(kind_of_first->viewer_snapshot(cases[0]["snapshot"])));
     return n;
   }
@@ -96,7 +97,6 @@ bool save(const std::string& path, const std::string& content, const char* what)
     return false;
   }
 }
-
 
 int report_outcome(run::outcome& done, const output_options& o, dist::communicator& world) {
   result::run_result& result = done.result;

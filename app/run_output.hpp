@@ -46,9 +46,9 @@ class case_log {
 };
 
 struct output_options {
-  std::string format = "table";  ///< what stdout shows: table, json, csv, md
-  std::string out;               ///< `--out`: the result file ("-" = stdout), "" = none
-  std::string snapshot;          ///< `--snapshot`: the snapshots file, "" = none
+  std::string format = "table";    ///< what stdout shows: table, json, csv, md
+  std::string out;                 ///< `--out`: the result file ("-" = stdout), "" = none
+  std::string snapshot;            ///< `--snapshot`: the snapshots file, "" = none
   bool snapshots_written = false;  ///< the round processes wrote the snapshots already
   bool quiet = false;
   bool launched = false;

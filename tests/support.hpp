@@ -87,7 +87,8 @@ inline bool declare_jpeg_size(std::vector<std::byte>& file, int width, int heigh
 /// `bytes` written to `p` (created or truncated).
 inline void write_binary(const std::filesystem::path& p, const std::vector<std::byte>& bytes) {
   std::ofstream out(p, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 /// A made-up process environment, and a getenv over it (dist::getenv_fn's shape) for code

@@ -32,7 +32,7 @@ using detail::node_allocator;
 using detail::node_cache;
 using detail::trace_action;
 
-constexpr std::size_t kMinBlockSize = 512;                     // every size rounds up to this
+constexpr std::size_t kMinBlockSize = 512;                       // every size rounds up to this
 constexpr std::size_t kSmallSize = detail::small_request_limit;  // largest small-pool request
 constexpr std::size_t kSmallBuffer = detail::small_segment_bytes;
 constexpr std::size_t kMinLargeAlloc = std::size_t{10} << 20;  // below: a 20 MiB segment
@@ -793,21 +793,27 @@ class caching_allocator final : public device_allocator {
       ++pieces;
     };
     for (const start_block& live : seg.live) {
-      if (live.address < seg.address || live.address - seg.address < at - base ||
-          live.size == 0 || live.address - seg.address + live.size > seg.size)
+      if (live.address < seg.address || live.address - seg.address < at - base || live.size == 0 ||
+          live.address - seg.address + live.size > seg.size)
         throw device_error(fmt::format(
             "start state: the block at {:#x} of {} bytes does not fit its segment at {:#x} of {} "
             "bytes after the blocks before it",
             live.address, live.size, seg.address, seg.size));
       const std::uintptr_t block_at = base + (live.address - seg.address);
       if (block_at > at) {
-        block* gap = make_block({.ptr = at, .size = block_at - at, .pool = &pool,
-                                 .segment = segment, .stream = seg.stream});
+        block* gap = make_block({.ptr = at,
+                                 .size = block_at - at,
+                                 .pool = &pool,
+                                 .segment = segment,
+                                 .stream = seg.stream});
         link(gap);
         free_pieces.push_back(gap);
       }
-      block* b = make_block({.ptr = block_at, .size = live.size, .pool = &pool,
-                             .segment = segment, .stream = seg.stream});
+      block* b = make_block({.ptr = block_at,
+                             .size = live.size,
+                             .pool = &pool,
+                             .segment = segment,
+                             .stream = seg.stream});
       b->allocated = true;
       b->requested_size = live.requested_size != 0 ? live.requested_size : live.size;
       link(b);
@@ -817,8 +823,8 @@ class caching_allocator final : public device_allocator {
       at = block_at + live.size;
     }
     if (at < end) {
-      block* gap = make_block({.ptr = at, .size = end - at, .pool = &pool, .segment = segment,
-                               .stream = seg.stream});
+      block* gap = make_block(
+          {.ptr = at, .size = end - at, .pool = &pool, .segment = segment, .stream = seg.stream});
       link(gap);
       free_pieces.push_back(gap);
     }
@@ -856,11 +862,16 @@ class caching_allocator final : public device_allocator {
 
   static trace_action trace_action_of(decision_kind kind) noexcept {
     switch (kind) {
-      case decision_kind::segment_alloc: return trace_action::segment_alloc;
-      case decision_kind::segment_free: return trace_action::segment_free;
-      case decision_kind::segment_map: return trace_action::segment_map;
-      case decision_kind::segment_unmap: return trace_action::segment_unmap;
-      case decision_kind::oom: break;
+      case decision_kind::segment_alloc:
+        return trace_action::segment_alloc;
+      case decision_kind::segment_free:
+        return trace_action::segment_free;
+      case decision_kind::segment_map:
+        return trace_action::segment_map;
+      case decision_kind::segment_unmap:
+        return trace_action::segment_unmap;
+      case decision_kind::oom:
+        break;
     }
     return trace_action::oom;
   }
@@ -964,8 +975,12 @@ std::vector<void*> caching_allocator::adopt(const start_state& start) {
     std::uintptr_t at = segment->base;
     auto unmapped_until = [&](std::uintptr_t to) {
       if (to <= at) return;
-      block* b = make_block({.ptr = at, .size = to - at, .pool = &pool, .segment = segment,
-                             .stream = first.stream, .mapped = false});
+      block* b = make_block({.ptr = at,
+                             .size = to - at,
+                             .pool = &pool,
+                             .segment = segment,
+                             .stream = first.stream,
+                             .mapped = false});
       if (prev != nullptr) link_after(b, prev);
       prev = b;
       pool.unmapped.insert(b);

@@ -206,8 +206,8 @@ class parser {
       if (!divisions || (*divisions == 0 && !zero_ok) ||
           (*divisions != 0 && !std::has_single_bit(*divisions))) {
         fail(std::string("roundup_power2_divisions: expected the divisions to be a power of two") +
-             (zero_ok ? " or 0" : " (0 came in PyTorch 2.4)") + ", got " +
-             quote(divisions_text) + " in " + quote(value));
+             (zero_ok ? " or 0" : " (0 came in PyTorch 2.4)") + ", got " + quote(divisions_text) +
+             " in " + quote(value));
       }
       const auto d = static_cast<std::size_t>(*divisions);
       if (boundary_text == ">") {
@@ -399,8 +399,8 @@ config parse_config(std::string_view text, const std::string& file, const std::s
     }
     const std::string_view value = trim(item.substr(colon + 1));
     if (const auto since = first_release_of(key); since && release < *since) {
-      p.fail(quote(key) + " is not an option of PyTorch " + release.to_string() +
-             " (it came in " + since->to_string() + ")");
+      p.fail(quote(key) + " is not an option of PyTorch " + release.to_string() + " (it came in " +
+             since->to_string() + ")");
     }
     if (key == "max_split_size_mb") {
       out.max_split_size_bytes = p.split_size(key, value);

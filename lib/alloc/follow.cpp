@@ -13,7 +13,7 @@ namespace pinbench::alloc {
 // Named rather than anonymous: a unity build puts this file beside the other allocators'.
 namespace following {
 
-constexpr std::uint64_t kAlignment = 512;            // cudaMalloc's observable grain
+constexpr std::uint64_t kAlignment = 512;  // cudaMalloc's observable grain
 // Fresh addresses start this far above everything PyTorch's recording shows: they never meet
 // one of PyTorch's, and, being higher, sort after them as a later cudaMalloc's often do.
 constexpr std::uint64_t kFreshGap = std::uint64_t{1} << 40;
@@ -34,7 +34,6 @@ bool is_release(decision_kind k) noexcept {
 }
 
 }  // namespace following
-
 
 decision_follower::decision_follower(const recording& rec, std::uint64_t capacity, bool follow)
     : rec_(rec),
@@ -119,8 +118,9 @@ void* decision_follower::allocate(std::size_t bytes) {
       at = segments[next_start_segment_++].address;
   } else {
     if (fail_as_pytorch(size)) return nullptr;
-    if (const recorded_decision* e = expected();
-        e != nullptr && e->decision.kind == decision_kind::segment_alloc && e->decision.size == size)
+    if (const recorded_decision* e = expected(); e != nullptr &&
+                                                 e->decision.kind == decision_kind::segment_alloc &&
+                                                 e->decision.size == size)
       at = e->decision.address;
   }
   std::uint64_t address = at && range_free(*at, size) ? *at : fresh(size);
@@ -197,8 +197,8 @@ void decision_follower::on_placement(std::uint64_t address, std::uint64_t size) 
   if (!in_step_ || first_placement_ || event_ >= rec_.placements.size()) return;
   const std::uint64_t theirs = rec_.placements[event_];
   if (theirs != 0 && theirs != address)
-    first_placement_ = placement_difference{.event = event_, .size = size, .pytorch = theirs,
-                                            .pinbench = address};
+    first_placement_ =
+        placement_difference{.event = event_, .size = size, .pytorch = theirs, .pinbench = address};
 }
 
 void decision_follower::diverge(std::optional<allocator_decision> ours) {

@@ -11,11 +11,16 @@ namespace pinbench::alloc {
 
 std::string_view to_string(decision_kind k) noexcept {
   switch (k) {
-    case decision_kind::segment_alloc: return "segment_alloc";
-    case decision_kind::segment_free: return "segment_free";
-    case decision_kind::segment_map: return "segment_map";
-    case decision_kind::segment_unmap: return "segment_unmap";
-    case decision_kind::oom: return "oom";
+    case decision_kind::segment_alloc:
+      return "segment_alloc";
+    case decision_kind::segment_free:
+      return "segment_free";
+    case decision_kind::segment_map:
+      return "segment_map";
+    case decision_kind::segment_unmap:
+      return "segment_unmap";
+    case decision_kind::oom:
+      return "oom";
   }
   return "?";
 }
@@ -90,10 +95,11 @@ std::string decision_check::summary() const {
                        identical, pytorch, first ? first->describe() : std::string("?"));
   }
   if (first_placement)
-    text += fmt::format(" (the first block placed elsewhere: events[{}], {} at {:#x}, PyTorch's at "
-                        "{:#x})",
-                        first_placement->event, format_bytes(first_placement->size),
-                        first_placement->pinbench, first_placement->pytorch);
+    text += fmt::format(
+        " (the first block placed elsewhere: events[{}], {} at {:#x}, PyTorch's at "
+        "{:#x})",
+        first_placement->event, format_bytes(first_placement->size), first_placement->pinbench,
+        first_placement->pytorch);
   std::vector<std::string> how;
   if (start_segments > 0)
     how.push_back(fmt::format("from the recorded start state ({} segment{}, {} live block{})",
@@ -107,9 +113,10 @@ std::string decision_check::summary() const {
                               forced_failures == 1 ? "" : "s"));
   for (std::size_t i = 0; i < how.size(); ++i) text += (i == 0 ? "; " : ", ") + how[i];
   if (!reproduced() && device_bytes < pytorch_peak_reserved)
-    text += fmt::format(". The replay's device of {} is smaller than the {} PyTorch reserved: it "
-                        "cannot follow PyTorch that far (give the GPU's memory)",
-                        format_bytes(device_bytes), format_bytes(pytorch_peak_reserved));
+    text += fmt::format(
+        ". The replay's device of {} is smaller than the {} PyTorch reserved: it "
+        "cannot follow PyTorch that far (give the GPU's memory)",
+        format_bytes(device_bytes), format_bytes(pytorch_peak_reserved));
   return text;
 }
 

@@ -18,8 +18,13 @@ using stream_id = std::uint32_t;
 /// A decision of the caching allocator that a snapshot's trace records: a segment obtained or
 /// given back (cudaMalloc / cudaFree), a range of an expandable segment mapped or unmapped,
 /// or an allocation that ran out of memory (not a device call: it keeps the replay in step).
-enum class decision_kind : std::uint8_t { segment_alloc, segment_free, segment_map, segment_unmap,
-                                          oom };
+enum class decision_kind : std::uint8_t {
+  segment_alloc,
+  segment_free,
+  segment_map,
+  segment_unmap,
+  oom
+};
 
 /// The trace entry's action name ("segment_alloc", ... "oom").
 [[nodiscard]] std::string_view to_string(decision_kind k) noexcept;
@@ -115,9 +120,9 @@ struct recording {
 
 /// Where a replay first did something else than PyTorch.
 struct divergence {
-  int device = 0;           ///< whose device_traces entry
-  std::uint64_t index = 0;  ///< among PyTorch's device calls (0-based)
-  std::uint64_t event = 0;  ///< the replay event in hand
+  int device = 0;                      ///< whose device_traces entry
+  std::uint64_t index = 0;             ///< among PyTorch's device calls (0-based)
+  std::uint64_t event = 0;             ///< the replay event in hand
   std::optional<std::uint64_t> entry;  ///< PyTorch's trace entry, when PyTorch made one
   std::optional<allocator_decision> pytorch, pinbench;  ///< none: that side made no call
   /// One line: "events[12] (device_traces[0][40]): PyTorch segment_alloc 20 MiB on stream 0,

@@ -50,10 +50,10 @@ replay_outcome replay(const trace_events& trace, const config& conf, std::uint64
   }
   upstream& device = follower ? static_cast<upstream&>(*follower) : *arena;
   const bool checking = follower && follow == follow_pytorch::yes;
-  const auto allocator = make_caching_allocator(device, conf, memory_fraction,
-                                                checking ? follower.get() : nullptr);
+  const auto allocator =
+      make_caching_allocator(device, conf, memory_fraction, checking ? follower.get() : nullptr);
   std::unordered_map<std::uint64_t, void*> live;
-  std::vector<void*> kept;  // the start state's blocks that are never freed
+  std::vector<void*> kept;                   // the start state's blocks that are never freed
   std::unordered_set<std::uint64_t> failed;  // ids whose allocation ran out of memory
   live.reserve(1024);
   if (trace.recorded) adopt_start(*allocator, *trace.recorded, live, kept);

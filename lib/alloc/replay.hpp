@@ -36,9 +36,9 @@ struct replay_outcome {
   /// Reserved and allocated bytes when reserved memory reached its highest point: their
   /// difference is the cached memory the peak carried.
   std::uint64_t reserved_at_peak = 0, allocated_at_peak = 0;
-  std::uint64_t calls = 0;          ///< allocator calls: allocs (failed ones too), frees, empty_cache
-  std::int64_t elapsed_ns = 0;      ///< the whole replay: the calls and the replay's bookkeeping
-  bool interrupted = false;         ///< a stop was asked for: the outcome covers part of the events
+  std::uint64_t calls = 0;      ///< allocator calls: allocs (failed ones too), frees, empty_cache
+  std::int64_t elapsed_ns = 0;  ///< the whole replay: the calls and the replay's bookkeeping
+  bool interrupted = false;     ///< a stop was asked for: the outcome covers part of the events
   /// A replay that followed PyTorch's decisions: how far it reproduced them.
   std::optional<decision_check> check;
 };

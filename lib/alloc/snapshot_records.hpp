@@ -31,7 +31,7 @@ enum class entry_kind : std::uint8_t {
 struct trace_record {
   entry_kind kind = entry_kind::other;
   std::uint64_t address = 0, size = 0;
-  std::int64_t stream = 0;  ///< the cudaStream_t as recorded
+  std::int64_t stream = 0;                   ///< the cudaStream_t as recorded
   std::optional<std::uint64_t> device_free;  ///< oom: the device's free bytes then
   /// segment_free/segment_unmap: true when its stack shows empty_cache() (emptyCache), false
   /// when it shows the allocator's malloc; none without a stack.
@@ -66,9 +66,9 @@ struct device_records {
 struct snapshot_replay_plan {
   std::vector<event> events;
   std::shared_ptr<recording> recorded;
-  std::vector<std::string> notes;  ///< what was dropped, kept live, reconstructed
+  std::vector<std::string> notes;        ///< what was dropped, kept live, reconstructed
   std::optional<std::size_t> oom_entry;  ///< the last oom entry
-  std::uint64_t oom_event_index = 0;  ///< its allocation among `events`
+  std::uint64_t oom_event_index = 0;     ///< its allocation among `events`
 };
 
 /// The events, start state and decisions of a device's records. `at` names the trace in

@@ -36,12 +36,18 @@ bool is_release(entry_kind k) noexcept {
 
 std::optional<decision_kind> decision_of(entry_kind k) noexcept {
   switch (k) {
-    case entry_kind::segment_alloc: return decision_kind::segment_alloc;
-    case entry_kind::segment_free: return decision_kind::segment_free;
-    case entry_kind::segment_map: return decision_kind::segment_map;
-    case entry_kind::segment_unmap: return decision_kind::segment_unmap;
-    case entry_kind::oom: return decision_kind::oom;
-    default: return std::nullopt;
+    case entry_kind::segment_alloc:
+      return decision_kind::segment_alloc;
+    case entry_kind::segment_free:
+      return decision_kind::segment_free;
+    case entry_kind::segment_map:
+      return decision_kind::segment_map;
+    case entry_kind::segment_unmap:
+      return decision_kind::segment_unmap;
+    case entry_kind::oom:
+      return decision_kind::oom;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -181,8 +187,8 @@ class planner {
             it->second.requested = i;
           } else if (!allocated.contains(e.address) && start_seen.insert(e.address).second) {
             start_open[e.address] = start_freed_.size();
-            start_freed_.push_back({.address = e.address, .requested = e.size,
-                                    .stream = e.stream, .end = i});
+            start_freed_.push_back(
+                {.address = e.address, .requested = e.size, .stream = e.stream, .end = i});
           }
           break;
         case entry_kind::free_completed:
@@ -193,13 +199,14 @@ class planner {
             start_freed_[s->second].end = i;
             start_open.erase(s);
           } else if (!allocated.contains(e.address) && start_seen.insert(e.address).second) {
-            start_freed_.push_back({.address = e.address, .requested = e.size,
-                                    .stream = e.stream, .end = i});
+            start_freed_.push_back(
+                {.address = e.address, .requested = e.size, .stream = e.stream, .end = i});
           } else {
             ++dropped_frees_;
           }
           break;
-        default: break;
+        default:
+          break;
       }
     }
     for (const auto& [address, a] : live) end_of_[a.index] = a.requested;
@@ -208,8 +215,10 @@ class planner {
     for (const auto& seg : r_.segments)
       for (const auto& b : seg.blocks)
         if (b.live && !allocated.contains(b.address) && !start_seen.contains(b.address))
-          untouched_.push_back({.address = b.address, .requested = b.requested_size,
-                                .size = b.size, .stream = seg.stream});
+          untouched_.push_back({.address = b.address,
+                                .requested = b.requested_size,
+                                .size = b.size,
+                                .stream = seg.stream});
   }
 
   // The segment_alloc/free and map/unmap entries undone, from the last to the first, starting
@@ -221,37 +230,49 @@ class planner {
       if (s.expandable) {
         mapped.add(s.address, s.address + s.size, s.stream);
       } else {
-        whole[s.address] = {.address = s.address, .size = s.size, .stream = s.stream,
+        whole[s.address] = {.address = s.address,
+                            .size = s.size,
+                            .stream = s.stream,
                             .small = s.small.value_or(s.size == kSmallBuffer)};
       }
     }
     for (std::size_t i = r_.trace.size(); i-- > 0;) {
       const trace_record& e = r_.trace[i];
       switch (e.kind) {
-        case entry_kind::segment_alloc: whole.erase(e.address); break;
+        case entry_kind::segment_alloc:
+          whole.erase(e.address);
+          break;
         case entry_kind::segment_free:
-          whole[e.address] = {.address = e.address, .size = e.size, .stream = e.stream,
+          whole[e.address] = {.address = e.address,
+                              .size = e.size,
+                              .stream = e.stream,
                               .small = e.size == kSmallBuffer};
           break;
-        case entry_kind::segment_map: mapped.remove(e.address, e.address + e.size); break;
-        case entry_kind::segment_unmap: mapped.add(e.address, e.address + e.size, e.stream); break;
-        default: break;
+        case entry_kind::segment_map:
+          mapped.remove(e.address, e.address + e.size);
+          break;
+        case entry_kind::segment_unmap:
+          mapped.add(e.address, e.address + e.size, e.stream);
+          break;
+        default:
+          break;
       }
     }
     for (auto& [address, piece] : whole) pieces_.push_back(std::move(piece));
     for (const auto& [start, r] : mapped.joined()) {
       // Its pool is found with its reservation's (group_reservations).
-      pieces_.push_back({.address = start, .size = r.end - start, .stream = r.stream,
-                         .expandable = true});
+      pieces_.push_back(
+          {.address = start, .size = r.end - start, .stream = r.stream, .expandable = true});
     }
     std::sort(pieces_.begin(), pieces_.end(),
               [](const start_piece& a, const start_piece& b) { return a.address < b.address; });
     for (std::size_t i = 1; i < pieces_.size(); ++i)
       if (pieces_[i - 1].address + pieces_[i - 1].size > pieces_[i].address)
-        fail(fmt::format("the segments existing when the recording began overlap (the trace's "
-                         "segment entries and the dump's segments disagree): one at {:#x} of {} "
-                         "bytes, one at {:#x}",
-                         pieces_[i - 1].address, pieces_[i - 1].size, pieces_[i].address));
+        fail(
+            fmt::format("the segments existing when the recording began overlap (the trace's "
+                        "segment entries and the dump's segments disagree): one at {:#x} of {} "
+                        "bytes, one at {:#x}",
+                        pieces_[i - 1].address, pieces_[i - 1].size, pieces_[i].address));
   }
 
   [[noreturn]] void fail(const std::string& message) const {
@@ -276,11 +297,13 @@ class planner {
         // In no segment that the trace or the dump shows (a snapshot without its segments):
         // a segment of its own, as a cudaMalloc for it would have been.
         const std::uint64_t block = c.size.value_or(caching_block_size(c.requested, r_.settings));
-        start_piece own{.address = c.address, .size = caching_segment_size(block),
-                        .stream = c.stream, .small = block <= kSmallSize};
-        auto at = std::upper_bound(
-            pieces_.begin(), pieces_.end(), c.address,
-            [](std::uint64_t a, const start_piece& p) { return a < p.address; });
+        start_piece own{.address = c.address,
+                        .size = caching_segment_size(block),
+                        .stream = c.stream,
+                        .small = block <= kSmallSize};
+        auto at =
+            std::upper_bound(pieces_.begin(), pieces_.end(), c.address,
+                             [](std::uint64_t a, const start_piece& p) { return a < p.address; });
         piece = &*pieces_.insert(at, std::move(own));
         ++orphans;
       }
@@ -396,9 +419,10 @@ class planner {
       const std::uint64_t page = p.small ? kSmallBuffer : kLargePage;
       const std::uint64_t base = reservation_of_.at(p.address);
       if ((p.address - base) % page != 0 || p.size % page != 0)
-        fail(fmt::format("an expandable range mapped when the recording began, at {:#x} of {} "
-                         "bytes, is not made of whole {} MiB pages from {:#x}",
-                         p.address, p.size, page >> 20, base));
+        fail(
+            fmt::format("an expandable range mapped when the recording began, at {:#x} of {} "
+                        "bytes, is not made of whole {} MiB pages from {:#x}",
+                        p.address, p.size, page >> 20, base));
     }
   }
 
@@ -417,8 +441,7 @@ class planner {
       if (e.kind == entry_kind::alloc && inside(e))
         return caching_block_size(e.size, r_.settings) <= kSmallSize;
       if (e.kind == entry_kind::segment_map && inside(e)) return e.size % kLargePage != 0;
-      if (e.kind == entry_kind::segment_unmap && inside(e) && e.size % kLargePage != 0)
-        return true;
+      if (e.kind == entry_kind::segment_unmap && inside(e) && e.size % kLargePage != 0) return true;
     }
     if (!p.live.empty())
       return caching_block_size(p.live.front().requested, r_.settings) <= kSmallSize;
@@ -439,13 +462,15 @@ class planner {
     // The start state, with ids for the blocks the trace frees.
     std::unordered_map<std::size_t, std::vector<std::uint64_t>> frees_at;  // entry -> ids
     for (const auto& piece : pieces_) {
-      start_segment seg{.address = piece.address, .size = piece.size,
-                        .stream = stream(piece.stream), .small = piece.small,
+      start_segment seg{.address = piece.address,
+                        .size = piece.size,
+                        .stream = stream(piece.stream),
+                        .small = piece.small,
                         .expandable = piece.expandable};
       if (piece.expandable) seg.reservation = reservation_of_.at(piece.address);
       for (const auto& c : piece.live) {
-        start_block b{.address = c.address, .size = c.size.value_or(0),
-                      .requested_size = c.requested};
+        start_block b{
+            .address = c.address, .size = c.size.value_or(0), .requested_size = c.requested};
         if (c.end) {
           b.id = next_start_id++;
           frees_at[*c.end].push_back(b.id);
@@ -527,7 +552,8 @@ class planner {
             for (const std::uint64_t id : it->second) push_free(id, i);
           break;
         }
-        default: break;
+        default:
+          break;
       }
     }
 
@@ -594,8 +620,8 @@ class planner {
       if (e.kind != entry_kind::segment_free || e.stream != wanted.stream) continue;
       const bool same_pool = (e.size == kSmallBuffer) == (size <= kSmallSize);
       // get_free_block's rules for oversize blocks and requests.
-      const bool fits = e.size >= size && (size < max_split ? e.size < max_split
-                                                             : e.size < size + window);
+      const bool fits =
+          e.size >= size && (size < max_split ? e.size < max_split : e.size < size + window);
       if (same_pool && fits) return true;
     }
     return false;

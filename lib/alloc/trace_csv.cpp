@@ -200,7 +200,6 @@ class csv_trace_source final : public event_source {
   std::unordered_map<std::uint64_t, std::uint32_t> streams_;
 };
 
-
 }  // namespace
 
 std::unique_ptr<event_source> open_csv_trace(const std::string& path) {

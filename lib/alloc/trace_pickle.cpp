@@ -63,9 +63,7 @@ class snapshot_converter {
       : doc_(doc), path_(path) {}
 
   /// How many devices the snapshot has traces for.
-  std::size_t devices() {
-    return doc_.items(traces()).size();
-  }
+  std::size_t devices() { return doc_.items(traces()).size(); }
 
   snapshot_replay convert(int device) {
     const value_id root = doc_.root();
@@ -241,10 +239,9 @@ class snapshot_converter {
       }
       r.size = uint_field(entry, "size", where);
       check_extent(r.address, r.size, where);
-      const bool segment_entry = r.kind == entry_kind::segment_alloc ||
-                                 r.kind == entry_kind::segment_free ||
-                                 r.kind == entry_kind::segment_map ||
-                                 r.kind == entry_kind::segment_unmap;
+      const bool segment_entry =
+          r.kind == entry_kind::segment_alloc || r.kind == entry_kind::segment_free ||
+          r.kind == entry_kind::segment_map || r.kind == entry_kind::segment_unmap;
       if (segment_entry && r.size == 0) fail(where + ".size", "expected a segment's size, above 0");
       r.stream = stream_of(entry, where);
       if (r.kind == entry_kind::segment_free || r.kind == entry_kind::segment_unmap)
@@ -326,7 +323,8 @@ class snapshot_converter {
       }
       out.push_back(std::move(seg));
     }
-    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.address < b.address; });
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return a.address < b.address; });
     for (std::size_t i = 1; i < out.size(); ++i)
       if (out[i - 1].address + out[i - 1].size > out[i].address)
         fail("segments", fmt::format("expected segments apart, got one at {:#x} of {} bytes and "
@@ -344,8 +342,7 @@ class snapshot_converter {
     std::uint64_t added = 0, released = 0;
     for (std::size_t i = oom_entry + 1; i < records.trace.size(); ++i) {
       const auto& e = records.trace[i];
-      if (e.kind == entry_kind::segment_alloc || e.kind == entry_kind::segment_map)
-        added += e.size;
+      if (e.kind == entry_kind::segment_alloc || e.kind == entry_kind::segment_map) added += e.size;
       if (e.kind == entry_kind::segment_free || e.kind == entry_kind::segment_unmap)
         released += e.size;
     }
@@ -371,7 +368,8 @@ class snapshot_converter {
       for (const value_id seg : doc_.items(*segments)) {
         if (doc_.type_of(seg) != value_type::dict) continue;
         if (!segment) segment = seg;
-        if (const auto blocks = doc_.member(seg, "blocks"); blocks && !doc_.items(*blocks).empty()) {
+        if (const auto blocks = doc_.member(seg, "blocks");
+            blocks && !doc_.items(*blocks).empty()) {
           segment = seg;
           block = doc_.items(*blocks).front();
           break;
@@ -386,7 +384,8 @@ class snapshot_converter {
     if (has(block, "history") || (block && !has(block, "address")))
       return snapshot_format{r(0), r(0), "its blocks have a history and no address"};
     if (has(entry, "user_metadata"))
-      return snapshot_format{r(10), pytorch_release::newest(), "its trace entries have user_metadata"};
+      return snapshot_format{r(10), pytorch_release::newest(),
+                             "its trace entries have user_metadata"};
     if (settings && has(settings, "graph_capture_record_stream_reuse"))
       return snapshot_format{r(9), r(9),
                              "its allocator_settings have graph_capture_record_stream_reuse"};
@@ -396,7 +395,8 @@ class snapshot_converter {
       return snapshot_format{r(5), r(7), "it has external_annotations"};
     if (settings) return snapshot_format{r(3), r(4), "it has allocator_settings"};
     if (has(entry, "time_us"))
-      return snapshot_format{r(2), r(2), "its trace entries have time_us, and no allocator_settings"};
+      return snapshot_format{r(2), r(2),
+                             "its trace entries have time_us, and no allocator_settings"};
     if (has(segment, "is_expandable") || has(segment, "segment_pool_id"))
       return snapshot_format{r(1), r(1), "its segments have is_expandable, its entries no time_us"};
     return std::nullopt;
@@ -444,7 +444,9 @@ class snapshot_converter {
       // Bytes; unlimited is SIZE_MAX, which PyTorch writes as int64: -1.
       const auto s = doc_.to_int64(*v);
       const auto u = doc_.to_uint64(*v);
-      const bool unlimited = (s && *s == -1) || (u && *u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
+      const bool unlimited =
+          (s && *s == -1) ||
+          (u && *u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
       if (!unlimited) {
         if (!u || *u < (std::uint64_t{20} << 20)) {
           fail(at + ".max_split_size",
@@ -538,8 +540,7 @@ namespace detail {
 
 std::unique_ptr<event_source> open_pickle_trace(const std::string& path,
                                                 const trace_options& options) {
-  return std::make_unique<replay_source>(
-      convert_snapshot(path, options.device).plan);
+  return std::make_unique<replay_source>(convert_snapshot(path, options.device).plan);
 }
 
 void check_pickle_trace(const std::string& path) {
@@ -569,8 +570,7 @@ chosen_release choose_release(std::optional<pytorch_release> asked, const std::s
   if (asked) return {*asked, asked_by};
   if (facts != nullptr && facts->format)
     return {facts->format->newest, fmt::format("the snapshot's format: PyTorch {} ({})",
-                                               facts->format->releases(),
-                                               facts->format->evidence)};
+                                               facts->format->releases(), facts->format->evidence)};
   return {pytorch_release::newest(), "the newest release modelled"};
 }
 
@@ -588,8 +588,7 @@ std::vector<torch_snapshot_facts> read_torch_snapshot_devices(const std::string&
   snapshot_converter converter(doc, path);
   std::vector<torch_snapshot_facts> out;
   const std::size_t n = converter.devices();
-  for (std::size_t d = 0; d < n; ++d)
-    out.push_back(converter.convert(static_cast<int>(d)).facts);
+  for (std::size_t d = 0; d < n; ++d) out.push_back(converter.convert(static_cast<int>(d)).facts);
   return out;
 }
 

@@ -81,8 +81,9 @@ void check_trace_file(const std::string& path) {
                        : S_ISSOCK(st.st_mode) ? "a socket"
                                               : "a file of an unknown type";
     throw input_error(path, "",
-                      std::string("is ") + what + ", expected a regular file (a trace is read twice: "
-                      "once to tell its format, then to replay it)");
+                      std::string("is ") + what +
+                          ", expected a regular file (a trace is read twice: "
+                          "once to tell its format, then to replay it)");
   }
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
@@ -92,17 +93,25 @@ void check_trace_file(const std::string& path) {
   // parsing on a thread, so its "{" is all that is checked here; a snapshot pickle (hundreds of
   // MiB, read whole) is read when the case starts: its size and protocol are checked here.
   switch (detect_format(path)) {
-    case trace_format::csv_log: (void)detail::open_csv_trace(path); break;
-    case trace_format::torch_pickle: detail::check_pickle_trace(path); break;
-    case trace_format::json_trace: break;
+    case trace_format::csv_log:
+      (void)detail::open_csv_trace(path);
+      break;
+    case trace_format::torch_pickle:
+      detail::check_pickle_trace(path);
+      break;
+    case trace_format::json_trace:
+      break;
   }
 }
 
 std::unique_ptr<event_source> open_trace(const std::string& path, const trace_options& options) {
   switch (detect_format(path)) {
-    case trace_format::json_trace: return detail::open_json_trace(path);
-    case trace_format::torch_pickle: return detail::open_pickle_trace(path, options);
-    case trace_format::csv_log: break;
+    case trace_format::json_trace:
+      return detail::open_json_trace(path);
+    case trace_format::torch_pickle:
+      return detail::open_pickle_trace(path, options);
+    case trace_format::csv_log:
+      break;
   }
   return detail::open_csv_trace(path);
 }

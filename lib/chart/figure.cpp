@@ -116,7 +116,7 @@ std::string better_text(const result::metric& m) {
 
 // The cases a chart of `metric` can use: completed, with at least one finite sample.
 std::vector<const result::case_result*> chartable(const result::scenario_result& s,
-                                                 std::string_view metric) {
+                                                  std::string_view metric) {
   std::vector<const result::case_result*> out;
   for (const auto& c : s.cases) {
     if (c.status != result::case_status::ok) continue;
@@ -366,8 +366,8 @@ std::optional<figure> tune_chart(const result::tune_block& t, const std::string&
   chart.bars.push_back(std::move(meets));
   chart.bars.push_back(std::move(misses));
   figure fig;
-  fig.title = fmt::format("{} of each setting tried ({} question)", t.chart_metric,
-                          to_string(t.question));
+  fig.title =
+      fmt::format("{} of each setting tried ({} question)", t.chart_metric, to_string(t.question));
   chart.title = fig.title;
   const std::string target =
       !t.chart_target ? std::string()
@@ -375,8 +375,9 @@ std::optional<figure> tune_chart(const result::tune_block& t, const std::string&
           ? " The device holds " + bytes_text(*t.chart_target) + "."
           : fmt::format(" The target is {}.", svg::short_number(*t.chart_target / u.divisor) +
                                                   (u.name.empty() ? "" : " " + u.name));
-  chart.description = fmt::format("Bar chart: {} of {} settings, ranked as the tuner ranked them.{}",
-                                  t.chart_metric, shown.size(), target);
+  chart.description =
+      fmt::format("Bar chart: {} of {} settings, ranked as the tuner ranked them.{}",
+                  t.chart_metric, shown.size(), target);
   fig.caption = fmt::format(
       " Ranked as the tuner ranked them; \"->\" marks the answer, \"(in use)\" the setting "
       "measured as today's; [search] trials are short, [confirm] runs full length.{}{}",

@@ -789,6 +789,8 @@ std::string render(const interval_chart& c) {
   return open_svg(c.id, c.title, c.description, height, "interval-chart") + body + leg + "</svg>\n";
 }
 
-std::string escape(std::string_view text) { return xml_escape(text); }
+std::string escape(std::string_view text) {
+  return xml_escape(text);
+}
 
 }  // namespace pinbench::chart::svg

@@ -7,27 +7,35 @@ namespace pinbench::collective {
 
 std::string_view to_string(op o) noexcept {
   switch (o) {
-    case op::all_reduce: return "all_reduce";
-    case op::all_gather: return "all_gather";
-    case op::reduce_scatter: return "reduce_scatter";
-    case op::broadcast: return "broadcast";
-    case op::send_recv: return "send_recv";
+    case op::all_reduce:
+      return "all_reduce";
+    case op::all_gather:
+      return "all_gather";
+    case op::reduce_scatter:
+      return "reduce_scatter";
+    case op::broadcast:
+      return "broadcast";
+    case op::send_recv:
+      return "send_recv";
   }
   return "?";
 }
 
 std::optional<op> op_from(std::string_view name) noexcept {
-  for (const op o : {op::all_reduce, op::all_gather, op::reduce_scatter, op::broadcast,
-                     op::send_recv})
+  for (const op o :
+       {op::all_reduce, op::all_gather, op::reduce_scatter, op::broadcast, op::send_recv})
     if (to_string(o) == name) return o;
   return std::nullopt;
 }
 
 std::string_view to_string(dtype t) noexcept {
   switch (t) {
-    case dtype::float32: return "float32";
-    case dtype::float64: return "float64";
-    case dtype::int32: return "int32";
+    case dtype::float32:
+      return "float32";
+    case dtype::float64:
+      return "float64";
+    case dtype::int32:
+      return "int32";
   }
   return "?";
 }
@@ -38,16 +46,21 @@ std::optional<dtype> dtype_from(std::string_view name) noexcept {
   return std::nullopt;
 }
 
-std::size_t size_of(dtype t) noexcept { return t == dtype::float64 ? 8 : 4; }
+std::size_t size_of(dtype t) noexcept {
+  return t == dtype::float64 ? 8 : 4;
+}
 
 double bus_factor(op o, int ranks) noexcept {
   const double n = std::max(ranks, 1);
   switch (o) {
-    case op::all_reduce: return 2 * (n - 1) / n;
+    case op::all_reduce:
+      return 2 * (n - 1) / n;
     case op::all_gather:
-    case op::reduce_scatter: return (n - 1) / n;
+    case op::reduce_scatter:
+      return (n - 1) / n;
     case op::broadcast:
-    case op::send_recv: return 1;
+    case op::send_recv:
+      return 1;
   }
   return 1;
 }

@@ -53,7 +53,7 @@ class group {
   virtual ~group() = default;
   [[nodiscard]] virtual int local_count() const noexcept = 0;  ///< participants this process drives
   [[nodiscard]] virtual int world_size() const noexcept = 0;   ///< participants in all
-  [[nodiscard]] virtual int first_rank() const noexcept = 0;   ///< world rank of local participant 0
+  [[nodiscard]] virtual int first_rank() const noexcept = 0;  ///< world rank of local participant 0
   /// "host ring, 4 threads", "NCCL 2.27.3, 8 GPUs in one process", "MPI over host memory".
   [[nodiscard]] virtual std::string describe() const = 0;
   /// How run_repeated's iterations run, for the case's `timing`: "enqueued back to back and one

@@ -16,9 +16,12 @@ namespace {
 
 dist::element element_of(dtype t) {
   switch (t) {
-    case dtype::float32: return dist::element::f32;
-    case dtype::float64: return dist::element::f64;
-    case dtype::int32: return dist::element::i32;
+    case dtype::float32:
+      return dist::element::f32;
+    case dtype::float64:
+      return dist::element::f64;
+    case dtype::int32:
+      return dist::element::i32;
   }
   return dist::element::f32;
 }
@@ -52,8 +55,8 @@ class communicator_group final : public group {
   void run_one(op o, dtype t, const buffer_shape& shape, std::span<const rank_buffers> local,
                int root) {
     if (local.size() != 1)
-      throw device_error(fmt::format("a communicator group runs one rank per process, given {}",
-                                     local.size()));
+      throw device_error(
+          fmt::format("a communicator group runs one rank per process, given {}", local.size()));
     const int rank = world_.rank(), size = world_.size();
     if (o == op::broadcast && (root < 0 || root >= size))
       throw device_error(fmt::format("broadcast root {} is not a rank of {}", root, size));

@@ -24,8 +24,7 @@ const nccl::library& nccl_or_throw() {
 #endif
 
 [[noreturn]] void no_collectives(std::string_view backend) {
-  throw unsupported_error(
-      fmt::format("the {} backend has no collectives in this build", backend));
+  throw unsupported_error(fmt::format("the {} backend has no collectives in this build", backend));
 }
 
 }  // namespace
@@ -38,7 +37,8 @@ std::unique_ptr<group> make_local_group(std::span<device::backend* const> device
       throw device_error(fmt::format("one group cannot mix {} and {} devices",
                                      devices.front()->name(), d->name()));
   switch (kind) {
-    case device::platform_kind::host: return make_host_ring(static_cast<int>(devices.size()));
+    case device::platform_kind::host:
+      return make_host_ring(static_cast<int>(devices.size()));
     case device::platform_kind::cuda:
 #ifdef PINBENCH_HAVE_CUDA
       return nccl::make_local(nccl_or_throw(), devices);
@@ -51,7 +51,8 @@ std::unique_ptr<group> make_local_group(std::span<device::backend* const> device
 
 std::unique_ptr<group> make_world_group(dist::communicator& world, device::backend& dev) {
   switch (dev.kind()) {
-    case device::platform_kind::host: return make_communicator_group(world);
+    case device::platform_kind::host:
+      return make_communicator_group(world);
     case device::platform_kind::cuda:
 #ifdef PINBENCH_HAVE_CUDA
       return nccl::make_world(nccl_or_throw(), world, dev);

@@ -28,7 +28,9 @@ namespace {
 constexpr std::size_t broadcast_chunk_bytes = 256 * 1024;
 constexpr std::size_t max_broadcast_chunks = 64;
 
-int mod(int a, int n) { return ((a % n) + n) % n; }
+int mod(int a, int n) {
+  return ((a % n) + n) % n;
+}
 
 // Chunk c of a count split into n nearly equal parts; some are empty when count < n.
 std::size_t chunk_begin(std::size_t count, int c, int n) {
@@ -107,8 +109,8 @@ class host_ring final : public group {
                     std::span<const rank_buffers> local, int root) override {
     const std::lock_guard one_at_a_time(run_mutex_);
     if (iterations < 1)
-      throw device_error(fmt::format("a host ring run needs 1 or more iterations, got {}",
-                                     iterations));
+      throw device_error(
+          fmt::format("a host ring run needs 1 or more iterations, got {}", iterations));
     check(o, t, shape, local, root);
     job j{o, t, shape, local, root, iterations, false};
     if (o == op::send_recv)
@@ -130,8 +132,8 @@ class host_ring final : public group {
   void check(op o, dtype t, const buffer_shape& shape, std::span<const rank_buffers> local,
              int root) const {
     if (static_cast<int>(local.size()) != n_)
-      throw device_error(fmt::format("host ring of {} ranks run with {} buffer pairs", n_,
-                                     local.size()));
+      throw device_error(
+          fmt::format("host ring of {} ranks run with {} buffer pairs", n_, local.size()));
     if (o == op::broadcast && (root < 0 || root >= n_))
       throw device_error(fmt::format("broadcast root {} is not a rank of {}", root, n_));
     if (shape.send_count == 0 && shape.recv_count == 0) return;
@@ -139,8 +141,10 @@ class host_ring final : public group {
       if (local[r].send == nullptr || local[r].recv == nullptr)
         throw device_error(fmt::format("rank {} has no {} buffer", r,
                                        local[r].send == nullptr ? "send" : "receive"));
-    if ((o == op::all_gather && shape.recv_count != shape.send_count * static_cast<std::size_t>(n_)) ||
-        (o == op::reduce_scatter && shape.send_count != shape.recv_count * static_cast<std::size_t>(n_)))
+    if ((o == op::all_gather &&
+         shape.recv_count != shape.send_count * static_cast<std::size_t>(n_)) ||
+        (o == op::reduce_scatter &&
+         shape.send_count != shape.recv_count * static_cast<std::size_t>(n_)))
       throw device_error(fmt::format("{} of {} ranks needs {} blocks; shape is {} -> {} {}",
                                      to_string(o), n_, n_, shape.send_count, shape.recv_count,
                                      to_string(t)));
@@ -157,12 +161,18 @@ class host_ring final : public group {
     std::size_t slot = 0, acc = 0;
     switch (j.o) {
       case op::all_reduce:
-        slot = (j.shape.send_count + static_cast<std::size_t>(n_) - 1) / static_cast<std::size_t>(n_);
+        slot =
+            (j.shape.send_count + static_cast<std::size_t>(n_) - 1) / static_cast<std::size_t>(n_);
         break;
-      case op::reduce_scatter: slot = acc = j.shape.recv_count; break;
-      case op::send_recv: slot = j.staged ? j.shape.send_count : 0; break;
+      case op::reduce_scatter:
+        slot = acc = j.shape.recv_count;
+        break;
+      case op::send_recv:
+        slot = j.staged ? j.shape.send_count : 0;
+        break;
       case op::all_gather:
-      case op::broadcast: break;
+      case op::broadcast:
+        break;
     }
     for (auto& s : staging_) {
       for (auto& b : s.slot)
@@ -187,9 +197,15 @@ class host_ring final : public group {
         // collective while the neighbour still reads them for this one.
         if (i > 0 && n_ > 1) next_step();
         switch (j.t) {
-          case dtype::float32: execute<float>(rank, j); break;
-          case dtype::float64: execute<double>(rank, j); break;
-          case dtype::int32: execute<std::int32_t>(rank, j); break;
+          case dtype::float32:
+            execute<float>(rank, j);
+            break;
+          case dtype::float64:
+            execute<double>(rank, j);
+            break;
+          case dtype::int32:
+            execute<std::int32_t>(rank, j);
+            break;
         }
       }
       const std::lock_guard lock(mutex_);
@@ -219,11 +235,21 @@ class host_ring final : public group {
   template <class T>
   void execute(int r, const job& j) {
     switch (j.o) {
-      case op::all_reduce: all_reduce<T>(r, j); break;
-      case op::all_gather: all_gather<T>(r, j); break;
-      case op::reduce_scatter: reduce_scatter<T>(r, j); break;
-      case op::broadcast: broadcast<T>(r, j); break;
-      case op::send_recv: send_recv<T>(r, j); break;
+      case op::all_reduce:
+        all_reduce<T>(r, j);
+        break;
+      case op::all_gather:
+        all_gather<T>(r, j);
+        break;
+      case op::reduce_scatter:
+        reduce_scatter<T>(r, j);
+        break;
+      case op::broadcast:
+        broadcast<T>(r, j);
+        break;
+      case op::send_recv:
+        send_recv<T>(r, j);
+        break;
     }
   }
 
@@ -277,9 +303,10 @@ class host_ring final : public group {
   void reduce_scatter(int r, const job& j) {
     const std::size_t block = j.shape.recv_count;
     const T* send = send_of<T>(j, r);
-    T* out = j.buffers[static_cast<std::size_t>(r)].send == j.buffers[static_cast<std::size_t>(r)].recv
-                 ? send_of<T>(j, r) + block * static_cast<std::size_t>(r)
-                 : recv_of<T>(j, r);
+    T* out =
+        j.buffers[static_cast<std::size_t>(r)].send == j.buffers[static_cast<std::size_t>(r)].recv
+            ? send_of<T>(j, r) + block * static_cast<std::size_t>(r)
+            : recv_of<T>(j, r);
     if (n_ == 1) {
       copy(out, send, block);
       return;

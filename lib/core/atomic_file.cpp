@@ -1,12 +1,12 @@
 #include "core/atomic_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <string>
-#include <unistd.h>
 
 #include <atomic>
 #include <vector>
@@ -21,7 +21,9 @@ namespace pinbench {
 
 namespace {
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
 
 // What a file that is not regular is, for messages: "a FIFO", "a character device".
 std::string file_type_text(mode_t mode) {
@@ -142,10 +144,10 @@ void check_writable(const std::filesystem::path& path) {
     return;
   }
   if (!std::filesystem::is_directory(dir, ec))
-    throw input_error(path.string(), {},
-                      "cannot write: " + dir.string() +
-                          (std::filesystem::exists(dir, ec) ? " is not a directory"
-                                                            : " does not exist"));
+    throw input_error(
+        path.string(), {},
+        "cannot write: " + dir.string() +
+            (std::filesystem::exists(dir, ec) ? " is not a directory" : " does not exist"));
   if (exists) {
     if (const std::string why = why_not_replaceable(path, target); !why.empty())
       throw input_error(path.string(), {}, why);

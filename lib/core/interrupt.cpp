@@ -1,9 +1,9 @@
 #include "core/interrupt.hpp"
 
+#include <unistd.h>
 #include <atomic>
 #include <csignal>
 #include <string_view>
-#include <unistd.h>
 
 #include "core/error.hpp"
 

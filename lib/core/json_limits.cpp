@@ -38,9 +38,9 @@ std::string quoted_key(const std::string& key) {
 // in and out of nesting, so that their containers keep their capacity.
 struct open_value {
   bool object = false;
-  bool want_key = false;    // object: the next string is a key
-  std::size_t index = 0;    // array: the current item
-  std::string_view key;     // object: the current member's key
+  bool want_key = false;  // object: the next string is a key
+  std::size_t index = 0;  // array: the current item
+  std::string_view key;   // object: the current member's key
   // Keys seen: views into the text, or into `decoded` for keys written with escapes. A few
   // keys are searched in order; past `few`, a hash set takes over.
   std::vector<std::string_view> keys;

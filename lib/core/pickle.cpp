@@ -91,75 +91,144 @@ enum opcode : std::uint8_t {
 
 const char* opcode_name(std::uint8_t op) {
   switch (op) {
-    case MARK: return "MARK";
-    case STOP: return "STOP";
-    case POP: return "POP";
-    case POP_MARK: return "POP_MARK";
-    case DUP: return "DUP";
-    case FLOAT: return "FLOAT";
-    case INT: return "INT";
-    case BININT: return "BININT";
-    case BININT1: return "BININT1";
-    case LONG: return "LONG";
-    case BININT2: return "BININT2";
-    case NONE: return "NONE";
-    case PERSID: return "PERSID";
-    case BINPERSID: return "BINPERSID";
-    case REDUCE: return "REDUCE";
-    case STRING: return "STRING";
-    case BINSTRING: return "BINSTRING";
-    case SHORT_BINSTRING: return "SHORT_BINSTRING";
-    case UNICODE: return "UNICODE";
-    case BINUNICODE: return "BINUNICODE";
-    case APPEND: return "APPEND";
-    case BUILD: return "BUILD";
-    case GLOBAL: return "GLOBAL";
-    case DICT: return "DICT";
-    case EMPTY_DICT: return "EMPTY_DICT";
-    case APPENDS: return "APPENDS";
-    case GET: return "GET";
-    case BINGET: return "BINGET";
-    case INST: return "INST";
-    case LONG_BINGET: return "LONG_BINGET";
-    case LIST: return "LIST";
-    case EMPTY_LIST: return "EMPTY_LIST";
-    case OBJ: return "OBJ";
-    case PUT: return "PUT";
-    case BINPUT: return "BINPUT";
-    case LONG_BINPUT: return "LONG_BINPUT";
-    case SETITEM: return "SETITEM";
-    case TUPLE: return "TUPLE";
-    case EMPTY_TUPLE: return "EMPTY_TUPLE";
-    case SETITEMS: return "SETITEMS";
-    case BINFLOAT: return "BINFLOAT";
-    case PROTO: return "PROTO";
-    case NEWOBJ: return "NEWOBJ";
-    case EXT1: return "EXT1";
-    case EXT2: return "EXT2";
-    case EXT4: return "EXT4";
-    case TUPLE1: return "TUPLE1";
-    case TUPLE2: return "TUPLE2";
-    case TUPLE3: return "TUPLE3";
-    case NEWTRUE: return "NEWTRUE";
-    case NEWFALSE: return "NEWFALSE";
-    case LONG1: return "LONG1";
-    case LONG4: return "LONG4";
-    case BINBYTES: return "BINBYTES";
-    case SHORT_BINBYTES: return "SHORT_BINBYTES";
-    case SHORT_BINUNICODE: return "SHORT_BINUNICODE";
-    case BINUNICODE8: return "BINUNICODE8";
-    case BINBYTES8: return "BINBYTES8";
-    case EMPTY_SET: return "EMPTY_SET";
-    case ADDITEMS: return "ADDITEMS";
-    case FROZENSET: return "FROZENSET";
-    case NEWOBJ_EX: return "NEWOBJ_EX";
-    case STACK_GLOBAL: return "STACK_GLOBAL";
-    case MEMOIZE: return "MEMOIZE";
-    case FRAME: return "FRAME";
-    case BYTEARRAY8: return "BYTEARRAY8";
-    case NEXT_BUFFER: return "NEXT_BUFFER";
-    case READONLY_BUFFER: return "READONLY_BUFFER";
-    default: return nullptr;
+    case MARK:
+      return "MARK";
+    case STOP:
+      return "STOP";
+    case POP:
+      return "POP";
+    case POP_MARK:
+      return "POP_MARK";
+    case DUP:
+      return "DUP";
+    case FLOAT:
+      return "FLOAT";
+    case INT:
+      return "INT";
+    case BININT:
+      return "BININT";
+    case BININT1:
+      return "BININT1";
+    case LONG:
+      return "LONG";
+    case BININT2:
+      return "BININT2";
+    case NONE:
+      return "NONE";
+    case PERSID:
+      return "PERSID";
+    case BINPERSID:
+      return "BINPERSID";
+    case REDUCE:
+      return "REDUCE";
+    case STRING:
+      return "STRING";
+    case BINSTRING:
+      return "BINSTRING";
+    case SHORT_BINSTRING:
+      return "SHORT_BINSTRING";
+    case UNICODE:
+      return "UNICODE";
+    case BINUNICODE:
+      return "BINUNICODE";
+    case APPEND:
+      return "APPEND";
+    case BUILD:
+      return "BUILD";
+    case GLOBAL:
+      return "GLOBAL";
+    case DICT:
+      return "DICT";
+    case EMPTY_DICT:
+      return "EMPTY_DICT";
+    case APPENDS:
+      return "APPENDS";
+    case GET:
+      return "GET";
+    case BINGET:
+      return "BINGET";
+    case INST:
+      return "INST";
+    case LONG_BINGET:
+      return "LONG_BINGET";
+    case LIST:
+      return "LIST";
+    case EMPTY_LIST:
+      return "EMPTY_LIST";
+    case OBJ:
+      return "OBJ";
+    case PUT:
+      return "PUT";
+    case BINPUT:
+      return "BINPUT";
+    case LONG_BINPUT:
+      return "LONG_BINPUT";
+    case SETITEM:
+      return "SETITEM";
+    case TUPLE:
+      return "TUPLE";
+    case EMPTY_TUPLE:
+      return "EMPTY_TUPLE";
+    case SETITEMS:
+      return "SETITEMS";
+    case BINFLOAT:
+      return "BINFLOAT";
+    case PROTO:
+      return "PROTO";
+    case NEWOBJ:
+      return "NEWOBJ";
+    case EXT1:
+      return "EXT1";
+    case EXT2:
+      return "EXT2";
+    case EXT4:
+      return "EXT4";
+    case TUPLE1:
+      return "TUPLE1";
+    case TUPLE2:
+      return "TUPLE2";
+    case TUPLE3:
+      return "TUPLE3";
+    case NEWTRUE:
+      return "NEWTRUE";
+    case NEWFALSE:
+      return "NEWFALSE";
+    case LONG1:
+      return "LONG1";
+    case LONG4:
+      return "LONG4";
+    case BINBYTES:
+      return "BINBYTES";
+    case SHORT_BINBYTES:
+      return "SHORT_BINBYTES";
+    case SHORT_BINUNICODE:
+      return "SHORT_BINUNICODE";
+    case BINUNICODE8:
+      return "BINUNICODE8";
+    case BINBYTES8:
+      return "BINBYTES8";
+    case EMPTY_SET:
+      return "EMPTY_SET";
+    case ADDITEMS:
+      return "ADDITEMS";
+    case FROZENSET:
+      return "FROZENSET";
+    case NEWOBJ_EX:
+      return "NEWOBJ_EX";
+    case STACK_GLOBAL:
+      return "STACK_GLOBAL";
+    case MEMOIZE:
+      return "MEMOIZE";
+    case FRAME:
+      return "FRAME";
+    case BYTEARRAY8:
+      return "BYTEARRAY8";
+    case NEXT_BUFFER:
+      return "NEXT_BUFFER";
+    case READONLY_BUFFER:
+      return "READONLY_BUFFER";
+    default:
+      return nullptr;
   }
 }
 
@@ -375,7 +444,8 @@ class pickle_reader {
   void memo_get(std::uint64_t index) {
     const auto it = memo_.find(index);
     if (it == memo_.end())
-      fail(fmt::format("memo index {} was never defined (by BINPUT, LONG_BINPUT or MEMOIZE)", index));
+      fail(fmt::format("memo index {} was never defined (by BINPUT, LONG_BINPUT or MEMOIZE)",
+                       index));
     push(it->second);
   }
 
@@ -387,8 +457,7 @@ class pickle_reader {
     }
     if (pos_ != in_.size()) {
       op_at_ = pos_;
-      fail(fmt::format("{} byte(s) after STOP: expected the end of the pickle",
-                       in_.size() - pos_));
+      fail(fmt::format("{} byte(s) after STOP: expected the end of the pickle", in_.size() - pos_));
     }
     doc_.root_ = result;
   }
@@ -401,8 +470,12 @@ class pickle_reader {
           fail(fmt::format("pickle protocol {} is not supported (0 to 5 are)", version));
         return;
       }
-      case FRAME: (void)take_length(8); return;  // frames only group opcodes for buffering
-      case MARK: marks_.push_back(stack_.size()); return;
+      case FRAME:
+        (void)take_length(8);
+        return;  // frames only group opcodes for buffering
+      case MARK:
+        marks_.push_back(stack_.size());
+        return;
       case POP:
         // As in Python: with no value above the last MARK, POP removes that MARK.
         if (stack_.size() > floor())
@@ -410,18 +483,34 @@ class pickle_reader {
         else
           (void)pop_mark();
         return;
-      case POP_MARK: (void)pop_mark(); return;
-      case DUP: push(top()); return;
+      case POP_MARK:
+        (void)pop_mark();
+        return;
+      case DUP:
+        push(top());
+        return;
 
-      case NONE: push({type::none, false, 0, 0}); return;
-      case NEWTRUE: push({type::boolean, false, 1, 0}); return;
-      case NEWFALSE: push({type::boolean, false, 0, 0}); return;
+      case NONE:
+        push({type::none, false, 0, 0});
+        return;
+      case NEWTRUE:
+        push({type::boolean, false, 1, 0});
+        return;
+      case NEWFALSE:
+        push({type::boolean, false, 0, 0});
+        return;
       case BININT:
         push_integer(static_cast<std::int32_t>(static_cast<std::uint32_t>(take_uint(4))));
         return;
-      case BININT1: push_integer(static_cast<std::int64_t>(take_uint(1))); return;
-      case BININT2: push_integer(static_cast<std::int64_t>(take_uint(2))); return;
-      case LONG1: push_long(take(take_length(1))); return;
+      case BININT1:
+        push_integer(static_cast<std::int64_t>(take_uint(1)));
+        return;
+      case BININT2:
+        push_integer(static_cast<std::int64_t>(take_uint(2)));
+        return;
+      case LONG1:
+        push_long(take(take_length(1)));
+        return;
       case LONG4: {
         const auto n = static_cast<std::int32_t>(static_cast<std::uint32_t>(take_uint(4)));
         if (n < 0) fail(fmt::format("opcode {}: a negative length, {}", op_text(), n));
@@ -441,11 +530,19 @@ class pickle_reader {
         return;
       }
 
-      case SHORT_BINUNICODE: push_span(type::string, take_length(1)); return;
-      case BINUNICODE: push_span(type::string, take_length(4)); return;
-      case BINUNICODE8: push_span(type::string, take_length(8)); return;
+      case SHORT_BINUNICODE:
+        push_span(type::string, take_length(1));
+        return;
+      case BINUNICODE:
+        push_span(type::string, take_length(4));
+        return;
+      case BINUNICODE8:
+        push_span(type::string, take_length(8));
+        return;
       // Protocol 1's byte strings, which Python 3 reads as str (ASCII by default).
-      case SHORT_BINSTRING: push_span(type::string, take_length(1)); return;
+      case SHORT_BINSTRING:
+        push_span(type::string, take_length(1));
+        return;
       case BINSTRING: {
         const auto n = static_cast<std::int32_t>(static_cast<std::uint32_t>(take_uint(4)));
         if (n < 0) fail(fmt::format("opcode {}: a negative length, {}", op_text(), n));
@@ -457,18 +554,38 @@ class pickle_reader {
         push_span(type::string, static_cast<std::uint64_t>(n));
         return;
       }
-      case SHORT_BINBYTES: push_span(type::bytes, take_length(1)); return;
-      case BINBYTES: push_span(type::bytes, take_length(4)); return;
+      case SHORT_BINBYTES:
+        push_span(type::bytes, take_length(1));
+        return;
+      case BINBYTES:
+        push_span(type::bytes, take_length(4));
+        return;
       case BINBYTES8:
-      case BYTEARRAY8: push_span(type::bytes, take_length(8)); return;
+      case BYTEARRAY8:
+        push_span(type::bytes, take_length(8));
+        return;
 
-      case EMPTY_DICT: push(add_container(type::dict)); return;
-      case EMPTY_LIST: push(add_container(type::list)); return;
-      case EMPTY_TUPLE: push(add_container(type::tuple)); return;
-      case EMPTY_SET: push(add_container(type::set)); return;
-      case TUPLE: push(add_container(type::tuple, pop_mark())); return;
-      case LIST: push(add_container(type::list, pop_mark())); return;
-      case FROZENSET: push(add_container(type::set, pop_mark())); return;
+      case EMPTY_DICT:
+        push(add_container(type::dict));
+        return;
+      case EMPTY_LIST:
+        push(add_container(type::list));
+        return;
+      case EMPTY_TUPLE:
+        push(add_container(type::tuple));
+        return;
+      case EMPTY_SET:
+        push(add_container(type::set));
+        return;
+      case TUPLE:
+        push(add_container(type::tuple, pop_mark()));
+        return;
+      case LIST:
+        push(add_container(type::list, pop_mark()));
+        return;
+      case FROZENSET:
+        push(add_container(type::set, pop_mark()));
+        return;
       case TUPLE1:
       case TUPLE2:
       case TUPLE3: {
@@ -518,11 +635,21 @@ class pickle_reader {
 
       // The memo: a value put there is the very value a later get pushes (shared, so that a
       // dict memoized empty and filled afterwards is seen filled).
-      case MEMOIZE: memo_put(memo_.size()); return;
-      case BINPUT: memo_put(take_uint(1)); return;
-      case LONG_BINPUT: memo_put(take_uint(4)); return;
-      case BINGET: memo_get(take_uint(1)); return;
-      case LONG_BINGET: memo_get(take_uint(4)); return;
+      case MEMOIZE:
+        memo_put(memo_.size());
+        return;
+      case BINPUT:
+        memo_put(take_uint(1));
+        return;
+      case LONG_BINPUT:
+        memo_put(take_uint(4));
+        return;
+      case BINGET:
+        memo_get(take_uint(1));
+        return;
+      case LONG_BINGET:
+        memo_get(take_uint(4));
+        return;
 
       case GLOBAL:
       case STACK_GLOBAL:
@@ -537,9 +664,10 @@ class pickle_reader {
       case EXT1:
       case EXT2:
       case EXT4:
-        fail(fmt::format("opcode {} refused: a memory snapshot holds only plain data, and "
-                         "loading code from a file is never done",
-                         op_text()));
+        fail(
+            fmt::format("opcode {} refused: a memory snapshot holds only plain data, and "
+                        "loading code from a file is never done",
+                        op_text()));
       case NEXT_BUFFER:
       case READONLY_BUFFER:
         fail(fmt::format("opcode {} not supported: out-of-band buffers are not in the file",
@@ -551,10 +679,12 @@ class pickle_reader {
       case UNICODE:
       case GET:
       case PUT:
-        fail(fmt::format("opcode {} not supported: a protocol-0 text opcode (write the pickle "
-                         "with protocol 2 or above, as torch does)",
-                         op_text()));
-      default: fail(fmt::format("unknown opcode 0x{:02x}: not a pickle, or a damaged one", op_));
+        fail(
+            fmt::format("opcode {} not supported: a protocol-0 text opcode (write the pickle "
+                        "with protocol 2 or above, as torch does)",
+                        op_text()));
+      default:
+        fail(fmt::format("unknown opcode 0x{:02x}: not a pickle, or a damaged one", op_));
     }
   }
 
@@ -578,16 +708,26 @@ pickle_document pickle_document::read(std::string bytes, const std::string& sour
 
 std::string_view pickle_document::type_name(type t) noexcept {
   switch (t) {
-    case type::none: return "None";
-    case type::boolean: return "a boolean";
-    case type::integer: return "an integer";
-    case type::floating: return "a float";
-    case type::string: return "a string";
-    case type::bytes: return "bytes";
-    case type::list: return "a list";
-    case type::tuple: return "a tuple";
-    case type::set: return "a set";
-    case type::dict: return "a dict";
+    case type::none:
+      return "None";
+    case type::boolean:
+      return "a boolean";
+    case type::integer:
+      return "an integer";
+    case type::floating:
+      return "a float";
+    case type::string:
+      return "a string";
+    case type::bytes:
+      return "bytes";
+    case type::list:
+      return "a list";
+    case type::tuple:
+      return "a tuple";
+    case type::set:
+      return "a set";
+    case type::dict:
+      return "a dict";
   }
   return "a value";
 }
@@ -609,7 +749,8 @@ std::optional<double> pickle_document::to_double(value_id v) const {
   const node& n = at(v);
   if (n.t == type::floating) return std::bit_cast<double>(n.a);
   if (n.t != type::integer) return std::nullopt;
-  return n.is_unsigned ? static_cast<double>(n.a) : static_cast<double>(static_cast<std::int64_t>(n.a));
+  return n.is_unsigned ? static_cast<double>(n.a)
+                       : static_cast<double>(static_cast<std::int64_t>(n.a));
 }
 
 std::optional<bool> pickle_document::to_bool(value_id v) const {
@@ -621,7 +762,8 @@ std::optional<bool> pickle_document::to_bool(value_id v) const {
 std::optional<std::string_view> pickle_document::to_text(value_id v) const {
   const node& n = at(v);
   if (n.t != type::string) return std::nullopt;
-  return std::string_view(bytes_).substr(static_cast<std::size_t>(n.a), static_cast<std::size_t>(n.b));
+  return std::string_view(bytes_).substr(static_cast<std::size_t>(n.a),
+                                         static_cast<std::size_t>(n.b));
 }
 
 std::span<const pickle_document::value_id> pickle_document::items(value_id v) const {
@@ -631,7 +773,7 @@ std::span<const pickle_document::value_id> pickle_document::items(value_id v) co
 }
 
 std::optional<pickle_document::value_id> pickle_document::member(value_id v,
-                                                                std::string_view key) const {
+                                                                 std::string_view key) const {
   const node& n = at(v);
   if (n.t != type::dict) return std::nullopt;
   const auto& pairs = containers_[n.a];
@@ -669,19 +811,24 @@ nlohmann::json pickle_document::json_of(value_id v, std::size_t depth, std::size
   --left;
   const node& n = at(v);
   switch (n.t) {
-    case type::none: return nullptr;
-    case type::boolean: return n.a != 0;
+    case type::none:
+      return nullptr;
+    case type::boolean:
+      return n.a != 0;
     case type::integer:
       if (n.is_unsigned) return n.a;
       return static_cast<std::int64_t>(n.a);
-    case type::floating: return std::bit_cast<double>(n.a);
-    case type::string: return valid_utf8(*to_text(v));
+    case type::floating:
+      return std::bit_cast<double>(n.a);
+    case type::string:
+      return valid_utf8(*to_text(v));
     case type::bytes: {
       const std::string_view s = std::string_view(bytes_).substr(static_cast<std::size_t>(n.a),
                                                                  static_cast<std::size_t>(n.b));
       return nlohmann::json::binary(std::vector<std::uint8_t>(s.begin(), s.end()));
     }
-    default: break;
+    default:
+      break;
   }
   if (depth >= max_pickle_depth) {
     throw input_error(source_, "",
@@ -690,7 +837,8 @@ nlohmann::json pickle_document::json_of(value_id v, std::size_t depth, std::size
   }
   if (n.t == type::dict) {
     nlohmann::json out = nlohmann::json::object();
-    for (const auto& [key, value] : members(v)) out[valid_utf8(key)] = json_of(value, depth + 1, left);
+    for (const auto& [key, value] : members(v))
+      out[valid_utf8(key)] = json_of(value, depth + 1, left);
     return out;
   }
   nlohmann::json out = nlohmann::json::array();
@@ -837,25 +985,33 @@ class pickle_writer {
   void save(const json& v, std::size_t depth) {
     boundary();
     switch (v.type()) {
-      case json::value_t::null: return op(NONE);
-      case json::value_t::boolean: return op(v.get<bool>() ? NEWTRUE : NEWFALSE);
-      case json::value_t::number_integer: return save_integer(v.get<std::int64_t>());
+      case json::value_t::null:
+        return op(NONE);
+      case json::value_t::boolean:
+        return op(v.get<bool>() ? NEWTRUE : NEWFALSE);
+      case json::value_t::number_integer:
+        return save_integer(v.get<std::int64_t>());
       case json::value_t::number_unsigned: {
         const auto u = v.get<std::uint64_t>();
         if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
           return save_integer(static_cast<std::int64_t>(u));
         return save_long1(u, false);
       }
-      case json::value_t::number_float: return save_float(v.get<double>());
-      case json::value_t::string: return save_text(v.get_ref<const json::string_t&>());
+      case json::value_t::number_float:
+        return save_float(v.get<double>());
+      case json::value_t::string:
+        return save_text(v.get_ref<const json::string_t&>());
       case json::value_t::binary: {
         const auto& b = v.get_binary();
         return save_span(SHORT_BINBYTES, BINBYTES, BINBYTES8,
                          {reinterpret_cast<const char*>(b.data()), b.size()});
       }
-      case json::value_t::array: return save_list(v.get_ref<const json::array_t&>(), depth);
-      case json::value_t::object: return save_dict(v.get_ref<const json::object_t&>(), depth);
-      case json::value_t::discarded: break;
+      case json::value_t::array:
+        return save_list(v.get_ref<const json::array_t&>(), depth);
+      case json::value_t::object:
+        return save_dict(v.get_ref<const json::object_t&>(), depth);
+      case json::value_t::discarded:
+        break;
     }
     throw input_error("a discarded JSON value (a parse callback's) has no pickle");
   }
@@ -915,6 +1071,8 @@ class pickle_writer {
 
 }  // namespace
 
-std::string write_pickle(const nlohmann::json& value) { return pickle_writer().run(value); }
+std::string write_pickle(const nlohmann::json& value) {
+  return pickle_writer().run(value);
+}
 
 }  // namespace pinbench

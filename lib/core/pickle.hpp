@@ -36,8 +36,18 @@ class pickle_document {
  public:
   using value_id = std::uint32_t;
   /// Python's types as the pickle has them; list, tuple and set (frozenset too) are sequences.
-  enum class type : std::uint8_t { none, boolean, integer, floating, string, bytes, list, tuple,
-                                   set, dict };
+  enum class type : std::uint8_t {
+    none,
+    boolean,
+    integer,
+    floating,
+    string,
+    bytes,
+    list,
+    tuple,
+    set,
+    dict
+  };
 
   /// Reads a whole pickle; `source` names it in errors.
   [[nodiscard]] static pickle_document read(std::string bytes, const std::string& source);

@@ -44,8 +44,8 @@ summary summarize(std::span<const double> samples) {
 }
 
 void to_json(nlohmann::json& j, const summary& s) {
-  j = nlohmann::json{{"n", s.n},         {"median", s.median}, {"mean", s.mean}, {"min", s.min},
-                     {"max", s.max},     {"q1", s.q1},         {"q3", s.q3},     {"stdev", s.stdev}};
+  j = nlohmann::json{{"n", s.n},     {"median", s.median}, {"mean", s.mean}, {"min", s.min},
+                     {"max", s.max}, {"q1", s.q1},         {"q3", s.q3},     {"stdev", s.stdev}};
 }
 
 void from_json(const nlohmann::json& j, summary& s) {

@@ -63,11 +63,21 @@ std::string xml_escape(std::string_view text) {
   out.reserve(text.size());
   for (char ch : text) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
       default:
         if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') break;
         out += ch;
@@ -90,11 +100,19 @@ std::string markdown_cell(std::string_view text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char ch = text[i];
     switch (ch) {
-      case '|': out += "\\|"; break;
-      case '<': out += "&lt;"; break;
-      case '&': out += "&amp;"; break;
+      case '|':
+        out += "\\|";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
       case '\n':
-      case '\r': out += ' '; break;
+      case '\r':
+        out += ' ';
+        break;
       case '\\':
       case '`':
       case '[':
@@ -106,13 +124,14 @@ std::string markdown_cell(std::string_view text) {
         break;
       case '_': {
         // Inside a word (num_workers) an underscore never makes emphasis: left as it is.
-        const bool inside = i > 0 && i + 1 < text.size() && ascii_alnum(text[i - 1]) &&
-                            ascii_alnum(text[i + 1]);
+        const bool inside =
+            i > 0 && i + 1 < text.size() && ascii_alnum(text[i - 1]) && ascii_alnum(text[i + 1]);
         if (!inside) out += '\\';
         out += ch;
         break;
       }
-      default: out += ch;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -127,8 +146,8 @@ std::string markdown_line(std::string_view text) {
   while (digits < out.size() && out[digits] >= '0' && out[digits] <= '9') ++digits;
   if (digits > 0 && digits < out.size() && (out[digits] == '.' || out[digits] == ')'))
     out.insert(digits, "\\");
-  else if (out.front() == '#' || out.front() == '>' || out.front() == '-' ||
-           out.front() == '+' || out.front() == '=')
+  else if (out.front() == '#' || out.front() == '>' || out.front() == '-' || out.front() == '+' ||
+           out.front() == '=')
     out.insert(0, "\\");
   return out;
 }

@@ -15,10 +15,12 @@ namespace pinbench {
 
 /// The candidate closest to `word` if it is close enough to be a plausible misspelling
 /// (distance <= max(2, len/3)); empty otherwise.
-[[nodiscard]] std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+[[nodiscard]] std::string closest_match(std::string_view word,
+                                        const std::vector<std::string>& candidates);
 
 /// ` (did you mean "x"?)` or empty.
-[[nodiscard]] std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+[[nodiscard]] std::string did_you_mean(std::string_view word,
+                                       const std::vector<std::string>& candidates);
 
 /// "a, b, c" / `"a", "b" or "c"` for messages.
 [[nodiscard]] std::string quoted_list(const std::vector<std::string>& items);

@@ -1,10 +1,10 @@
 #include "core/units.hpp"
 
+#include <fmt/format.h>
 #include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <fmt/format.h>
 #include <limits>
 
 #include "core/text.hpp"
@@ -18,8 +18,12 @@ bool split_number(std::string_view s, double& value, std::string_view& suffix, b
   s = trim(s);
   std::size_t i = 0;
   bool digits = false, dot = false;
-  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || (s[i] == '.' && !dot))) {
-    if (s[i] == '.') dot = true; else digits = true;
+  while (i < s.size() &&
+         (std::isdigit(static_cast<unsigned char>(s[i])) || (s[i] == '.' && !dot))) {
+    if (s[i] == '.')
+      dot = true;
+    else
+      digits = true;
     ++i;
   }
   if (!digits) return false;
@@ -39,7 +43,8 @@ bool split_number(std::string_view s, double& value, std::string_view& suffix, b
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
       return false;
   return true;
 }
@@ -51,18 +56,30 @@ std::optional<std::uint64_t> parse_bytes(std::string_view text) {
   std::string_view suffix;
   bool integral = false;
   if (!split_number(text, value, suffix, integral)) return std::nullopt;
-  struct suffix_factor { std::string_view name; double factor; };
-  static constexpr std::array<suffix_factor, 13> units{{
-      {"", 1}, {"B", 1},
-      {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
-      {"K", 1024.0}, {"M", 1048576.0}, {"G", 1073741824.0},
-      {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}}};
+  struct suffix_factor {
+    std::string_view name;
+    double factor;
+  };
+  static constexpr std::array<suffix_factor, 13> units{{{"", 1},
+                                                        {"B", 1},
+                                                        {"KiB", 1024.0},
+                                                        {"MiB", 1048576.0},
+                                                        {"GiB", 1073741824.0},
+                                                        {"TiB", 1099511627776.0},
+                                                        {"K", 1024.0},
+                                                        {"M", 1048576.0},
+                                                        {"G", 1073741824.0},
+                                                        {"KB", 1e3},
+                                                        {"MB", 1e6},
+                                                        {"GB", 1e9},
+                                                        {"TB", 1e12}}};
   for (const auto& u : units) {
     // Binary suffixes are case-sensitive in spirit but accepted in any case ("64mib").
-    if (suffix == u.name || (!u.name.empty() && iequals(suffix, u.name) && u.name.find('i') != std::string_view::npos)) {
+    if (suffix == u.name || (!u.name.empty() && iequals(suffix, u.name) &&
+                             u.name.find('i') != std::string_view::npos)) {
       const double bytes = value * u.factor;
       if (bytes >= 18446744073709549568.0) return std::nullopt;  // beyond uint64
-      if (std::floor(bytes) != bytes) return std::nullopt;         // fractional bytes
+      if (std::floor(bytes) != bytes) return std::nullopt;       // fractional bytes
       if (suffix.empty() && !integral) return std::nullopt;
       return static_cast<std::uint64_t>(bytes);
     }
@@ -76,13 +93,20 @@ std::optional<std::int64_t> parse_duration_ns(std::string_view text) {
   bool integral = false;
   if (!split_number(text, value, suffix, integral)) return std::nullopt;
   double factor = 0;
-  if (suffix == "ns") factor = 1;
-  else if (suffix == "us" || suffix == "\xC2\xB5s") factor = 1e3;
-  else if (suffix == "ms") factor = 1e6;
-  else if (suffix == "s") factor = 1e9;
-  else if (suffix == "min") factor = 60e9;
-  else if (suffix.empty() && value == 0) factor = 1;  // a bare 0 needs no unit
-  else return std::nullopt;
+  if (suffix == "ns")
+    factor = 1;
+  else if (suffix == "us" || suffix == "\xC2\xB5s")
+    factor = 1e3;
+  else if (suffix == "ms")
+    factor = 1e6;
+  else if (suffix == "s")
+    factor = 1e9;
+  else if (suffix == "min")
+    factor = 60e9;
+  else if (suffix.empty() && value == 0)
+    factor = 1;  // a bare 0 needs no unit
+  else
+    return std::nullopt;
   const double ns = value * factor;
   if (ns > static_cast<double>(std::numeric_limits<std::int64_t>::max()) / 2) return std::nullopt;
   return static_cast<std::int64_t>(std::llround(ns));
@@ -152,7 +176,8 @@ std::string format_value(double v, std::string_view label, unit_place place) {
   if (!std::isfinite(v)) return "-";
   const bool in_cell = place == unit_place::in_cell;
   switch (unit_of(label)) {
-    case unit::ns: return format_duration_ns(v);
+    case unit::ns:
+      return format_duration_ns(v);
     case unit::bytes:
       if (v >= 0 && v < 1.8e19) return format_bytes(static_cast<std::uint64_t>(std::llround(v)));
       return fmt::format("{:.0f} B", v);
@@ -162,7 +187,8 @@ std::string format_value(double v, std::string_view label, unit_place place) {
       if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
       break;
     case unit::none:
-    case unit::labelled: break;
+    case unit::labelled:
+      break;
   }
   std::string number;
   const double a = std::fabs(v);
@@ -182,9 +208,12 @@ std::string format_value(double v, std::string_view label, unit_place place) {
 
 std::string header_unit(std::string_view label) {
   switch (unit_of(label)) {
-    case unit::fraction: return "%";
-    case unit::labelled: return std::string(label);
-    default: return {};
+    case unit::fraction:
+      return "%";
+    case unit::labelled:
+      return std::string(label);
+    default:
+      return {};
   }
 }
 

@@ -51,8 +51,14 @@ enum class unit_place { in_cell, in_header };
 /// values carry their own, "%" for fractions, else the label.
 [[nodiscard]] std::string header_unit(std::string_view label);
 
-constexpr std::uint64_t operator""_KiB(unsigned long long v) { return v << 10; }
-constexpr std::uint64_t operator""_MiB(unsigned long long v) { return v << 20; }
-constexpr std::uint64_t operator""_GiB(unsigned long long v) { return v << 30; }
+constexpr std::uint64_t operator""_KiB(unsigned long long v) {
+  return v << 10;
+}
+constexpr std::uint64_t operator""_MiB(unsigned long long v) {
+  return v << 20;
+}
+constexpr std::uint64_t operator""_GiB(unsigned long long v) {
+  return v << 30;
+}
 
 }  // namespace pinbench

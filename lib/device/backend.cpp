@@ -11,10 +11,14 @@ namespace pinbench::device {
 
 std::string_view to_string(host_kind k) noexcept {
   switch (k) {
-    case host_kind::pageable: return "pageable";
-    case host_kind::pinned: return "pinned";
-    case host_kind::pinned_wc: return "pinned_wc";
-    case host_kind::registered: return "registered";
+    case host_kind::pageable:
+      return "pageable";
+    case host_kind::pinned:
+      return "pinned";
+    case host_kind::pinned_wc:
+      return "pinned_wc";
+    case host_kind::registered:
+      return "registered";
   }
   return "?";
 }
@@ -32,8 +36,8 @@ struct named_backend {
   platform_kind kind;
   std::string_view name;
 };
-constexpr std::array<named_backend, 2> backend_names{{{platform_kind::host, "host"},
-                                                      {platform_kind::cuda, "cuda"}}};
+constexpr std::array<named_backend, 2> backend_names{
+    {{platform_kind::host, "host"}, {platform_kind::cuda, "cuda"}}};
 
 }  // namespace
 

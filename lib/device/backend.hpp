@@ -41,7 +41,8 @@ class host_buffer {
 class device_buffer {
  public:
   virtual ~device_buffer() = default;
-  [[nodiscard]] virtual std::byte* data() noexcept = 0;  ///< a device pointer: not for the host on CUDA
+  [[nodiscard]] virtual std::byte*
+  data() noexcept = 0;  ///< a device pointer: not for the host on CUDA
   [[nodiscard]] virtual std::size_t bytes() const noexcept = 0;
 };
 
@@ -155,7 +156,8 @@ class backend {
 
   /// Throws pinned_memory_error when pinned memory cannot be had at all (CUDA), or falls back
   /// to unlocked memory with a warning (host backend, mlock refused).
-  [[nodiscard]] virtual std::unique_ptr<host_buffer> alloc_host(std::size_t bytes, host_kind kind) = 0;
+  [[nodiscard]] virtual std::unique_ptr<host_buffer> alloc_host(std::size_t bytes,
+                                                                host_kind kind) = 0;
 
   /// Pins an existing pageable range for the duration of a copy (cudaHostRegister) and unpins it.
   virtual void register_host(void* ptr, std::size_t bytes) = 0;
@@ -168,7 +170,8 @@ class backend {
   /// cudaMemcpyAsync semantics. From pinned memory it only enqueues. From pageable memory an
   /// H2D copy returns once the source was staged through a bounce buffer by the calling thread,
   /// and a D2H copy returns once the data arrived: `non_blocking` then still holds the caller.
-  virtual void copy_async(void* dst, const void* src, std::size_t bytes, copy_dir dir, stream& s) = 0;
+  virtual void copy_async(void* dst, const void* src, std::size_t bytes, copy_dir dir,
+                          stream& s) = 0;
 
   /// Enqueues `duration_ns` of busy device work (a calibrated kernel / a spinning engine thread).
   virtual void launch_compute(stream& s, std::int64_t duration_ns) = 0;
@@ -182,11 +185,11 @@ class backend {
   [[nodiscard]] virtual std::string host_register_unsupported() const { return {}; }
 
   virtual void record(event& e, stream& s) = 0;
-  virtual void wait(stream& s, event& e) = 0;       ///< `s` waits for `e` (cudaStreamWaitEvent)
+  virtual void wait(stream& s, event& e) = 0;  ///< `s` waits for `e` (cudaStreamWaitEvent)
   virtual void synchronize(event& e) = 0;
-  [[nodiscard]] virtual bool query(event& e) = 0;   ///< true when completed
+  [[nodiscard]] virtual bool query(event& e) = 0;  ///< true when completed
   virtual void synchronize(stream& s) = 0;
-  virtual void synchronize() = 0;                   ///< the whole device
+  virtual void synchronize() = 0;  ///< the whole device
   /// Device time between two completed events, in nanoseconds.
   [[nodiscard]] virtual double elapsed_ns(event& start, event& end) = 0;
 
@@ -223,7 +226,7 @@ class backend {
 /// Whether the CUDA backend can be used here, and why not.
 struct availability {
   bool usable = false;
-  std::string reason;  ///< "built without CUDA", "no CUDA driver (error 35: ...)", "no device"
+  std::string reason;    ///< "built without CUDA", "no CUDA driver (error 35: ...)", "no device"
   int device_count = 0;  ///< CUDA devices this process sees, when usable
 };
 [[nodiscard]] availability cuda_availability();

@@ -16,7 +16,6 @@ namespace {
 // A cpu list longer than this is not a real machine's: refuse it rather than fill memory.
 constexpr int max_listed_cpu = 1 << 20;
 
-
 std::string node_dir(const std::string& sysfs_root) {
   return sysfs_root + "/devices/system/node";
 }
@@ -38,8 +37,8 @@ std::optional<std::vector<int>> parse_cpulist(std::string_view text) {
     std::optional<int> last = first;
     std::optional<int> stride = 1;
     if (dash != std::string_view::npos) {
-      last = parse_sysfs_int(item.substr(dash + 1, colon == std::string_view::npos ? std::string_view::npos
-                                                                             : colon - dash - 1));
+      last = parse_sysfs_int(item.substr(
+          dash + 1, colon == std::string_view::npos ? std::string_view::npos : colon - dash - 1));
       if (colon != std::string_view::npos) stride = parse_sysfs_int(item.substr(colon + 1));
     }
     if (!first || !last || !stride || *first < 0 || *last < *first || *last > max_listed_cpu ||
@@ -80,7 +79,8 @@ pci_numa read_pci_numa(std::string_view bus_id, const std::string& sysfs_root) {
   else if (!node)
     out.reason = fmt::format("{}/numa_node reads \"{}\", not a number", dir, *line);
   else if (*node < 0)
-    out.reason = fmt::format("the PCI device {} reports no NUMA node (numa_node {})", address, *node);
+    out.reason =
+        fmt::format("the PCI device {} reports no NUMA node (numa_node {})", address, *node);
   else
     out.node = node;
   return out;
@@ -88,9 +88,12 @@ pci_numa read_pci_numa(std::string_view bus_id, const std::string& sysfs_root) {
 
 std::string numa_request::text() const {
   switch (how) {
-    case mode::automatic: return "auto";
-    case mode::none: return "none";
-    case mode::node: break;
+    case mode::automatic:
+      return "auto";
+    case mode::none:
+      return "none";
+    case mode::node:
+      break;
   }
   return std::to_string(node);
 }

@@ -47,7 +47,8 @@ struct numa_request {
 
 /// "auto", "none" or a node number; throws input_error naming `--numa` for other text, and for
 /// a node not in `online` (naming the online nodes).
-[[nodiscard]] numa_request parse_numa_request(std::string_view text, const std::vector<int>& online);
+[[nodiscard]] numa_request parse_numa_request(std::string_view text,
+                                              const std::vector<int>& online);
 
 /// Where a run's host buffers and copying threads belong: decided once per run for its device.
 struct numa_target {

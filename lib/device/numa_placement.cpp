@@ -44,7 +44,9 @@ bool test_bit(const std::vector<unsigned long>& mask, std::size_t bit) {
          (mask[bit / bits_per_word] >> (bit % bits_per_word) & 1UL) != 0;
 }
 
-std::string errno_text(int e) { return std::strerror(e); }
+std::string errno_text(int e) {
+  return std::strerror(e);
+}
 
 }  // namespace
 
@@ -55,8 +57,7 @@ numa_scope::numa_scope(const numa_target& target) : target_(target) {
 }
 
 numa_scope::~numa_scope() {
-  if (old_mode_)
-    (void)set_mempolicy(*old_mode_, old_nodes_.data(), node_mask_bits);
+  if (old_mode_) (void)set_mempolicy(*old_mode_, old_nodes_.data(), node_mask_bits);
   if (!old_cpus_.empty())
     (void)::sched_setaffinity(0, old_cpus_.size() * sizeof(unsigned long),
                               reinterpret_cast<const cpu_set_t*>(old_cpus_.data()));

@@ -128,8 +128,7 @@ link_ceiling pcie_ceiling(const pcie_link& link, std::string_view address) {
 
 link_ceiling read_link_ceiling(std::string_view bus_id, const std::string& sysfs_root) {
   const std::string address = sysfs_pci_address(bus_id);
-  if (address.empty())
-    return {.reason = fmt::format("\"{}\" is not a PCI bus id", bus_id)};
+  if (address.empty()) return {.reason = fmt::format("\"{}\" is not a PCI bus id", bus_id)};
   return pcie_ceiling(read_pcie_link(address, sysfs_root), address);
 }
 

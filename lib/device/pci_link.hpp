@@ -24,7 +24,8 @@ struct pcie_link {
 /// figure with where it came from, or none with the reason.
 struct link_ceiling {
   std::optional<double> gbps = {};
-  std::string source = {};  ///< with gbps: "PCIe gen5 x16 (sysfs, 128b/130b): 63.0 GB/s per direction"
+  std::string source =
+      {};  ///< with gbps: "PCIe gen5 x16 (sysfs, 128b/130b): 63.0 GB/s per direction"
   std::string reason = {};  ///< without gbps: why there is none
   /// No link to read (the host backend): the transfer engine measures a host memcpy of each
   /// case's size in the same run and takes that as the ceiling.

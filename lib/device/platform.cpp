@@ -60,7 +60,8 @@ std::string apply_host_fault(std::string_view fault, backend_options& options) {
     }
   }
   return "expected refuse-pinning, no-host-register, gate-timeouts=N (N a positive count) or "
-         "slow=P% (0 < P <= 1000), got \"" + std::string(fault) + "\"";
+         "slow=P% (0 < P <= 1000), got \"" +
+         std::string(fault) + "\"";
 }
 
 backend_options parse_host_options(const std::string& host_capacity,
@@ -69,8 +70,9 @@ backend_options parse_host_options(const std::string& host_capacity,
   if (!host_capacity.empty()) {
     const auto cap = parse_bytes(host_capacity);
     if (!cap || *cap == 0)
-      throw input_error({}, "--host-capacity",
-                        "expected a positive size such as \"16GiB\", got \"" + host_capacity + "\"");
+      throw input_error(
+          {}, "--host-capacity",
+          "expected a positive size such as \"16GiB\", got \"" + host_capacity + "\"");
     options.host_device_capacity = *cap;
   }
   for (const auto& f : host_faults)
@@ -88,7 +90,8 @@ std::unique_ptr<backend> platform::open(int index) const {
   auto o = options_;
   o.cuda_device = index;
   switch (kind_) {
-    case platform_kind::host: return make_host_backend(o);
+    case platform_kind::host:
+      return make_host_backend(o);
     case platform_kind::cuda:
 #ifdef PINBENCH_HAVE_CUDA
       return make_cuda_backend(o);

@@ -12,18 +12,24 @@ namespace pinbench::dist {
 
 std::size_t size_of(element e) noexcept {
   switch (e) {
-    case element::f32: return 4;
-    case element::i32: return 4;
-    case element::f64: return 8;
+    case element::f32:
+      return 4;
+    case element::i32:
+      return 4;
+    case element::f64:
+      return 8;
   }
   return 1;
 }
 
 std::string_view to_string(transport_kind k) noexcept {
   switch (k) {
-    case transport_kind::single: return "single";
-    case transport_kind::mpi: return "mpi";
-    case transport_kind::tcp: return "tcp";
+    case transport_kind::single:
+      return "single";
+    case transport_kind::mpi:
+      return "mpi";
+    case transport_kind::tcp:
+      return "tcp";
   }
   return "?";
 }
@@ -81,7 +87,11 @@ transport_choice srun_tcp(const launch_info& launch, const environment& env, std
           *node, at.host, at.from, *node));
     }
   }
-  return {transport_kind::tcp, fmt::format("{}; rendezvous: {}", why, at.from), at.from, at.host, at.port,
+  return {transport_kind::tcp,
+          fmt::format("{}; rendezvous: {}", why, at.from),
+          at.from,
+          at.host,
+          at.port,
           at.token};
 }
 
@@ -130,7 +140,8 @@ transport_choice choose_transport(const launch_info& launch, const getenv_fn& ge
   }
   if (forced == transport_kind::mpi) return mpi_because("PINBENCH_TRANSPORT=mpi");
   switch (launch.launcher) {
-    case launcher_kind::srun: return srun_transport(launch, env, forced, mpi_reason);
+    case launcher_kind::srun:
+      return srun_transport(launch, env, forced, mpi_reason);
     case launcher_kind::torchrun:
       return tcp_at(torchrun_rendezvous(env), "torchrun: MASTER_ADDR, port MASTER_PORT + 1",
                     "MASTER_ADDR, port MASTER_PORT + 1");
@@ -141,7 +152,8 @@ transport_choice choose_transport(const launch_info& launch, const getenv_fn& ge
             "0 listens)");
       }
       return mpi_because("launched by mpirun");
-    case launcher_kind::none: break;
+    case launcher_kind::none:
+      break;
   }
   throw environment_error(fmt::format("{} ranks, but no launcher pinbench knows (\"{}\")",
                                       launch.size, to_string(launch.launcher)));
@@ -150,15 +162,17 @@ transport_choice choose_transport(const launch_info& launch, const getenv_fn& ge
 std::unique_ptr<communicator> connect(const launch_info& launch, timeout limit) {
   const auto choice = choose_transport(launch);
   switch (choice.transport) {
-    case transport_kind::single: return make_single();
-    case transport_kind::mpi: return connect_mpi(launch);
-    case transport_kind::tcp: break;
+    case transport_kind::single:
+      return make_single();
+    case transport_kind::mpi:
+      return connect_mpi(launch);
+    case transport_kind::tcp:
+      break;
   }
   // A port another program holds, a name that does not resolve, a rank 0 that is not there:
   // say where the address came from, and how to pick another.
   const std::string hint = fmt::format(
-      " (rank 0's address: {}; PINBENCH_RENDEZVOUS=host:port picks another{})",
-      choice.address_from,
+      " (rank 0's address: {}; PINBENCH_RENDEZVOUS=host:port picks another{})", choice.address_from,
       launch.launcher == launcher_kind::srun ? ", PINBENCH_RENDEZVOUS_PORT another port" : "");
   try {
     return connect_tcp(launch.rank, launch.size, choice.host, choice.port, limit,

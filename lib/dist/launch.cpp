@@ -13,10 +13,14 @@ namespace pinbench::dist {
 
 std::string_view to_string(launcher_kind k) noexcept {
   switch (k) {
-    case launcher_kind::none: return "none";
-    case launcher_kind::mpirun: return "mpirun";
-    case launcher_kind::srun: return "srun";
-    case launcher_kind::torchrun: return "torchrun";
+    case launcher_kind::none:
+      return "none";
+    case launcher_kind::mpirun:
+      return "mpirun";
+    case launcher_kind::srun:
+      return "srun";
+    case launcher_kind::torchrun:
+      return "torchrun";
   }
   return "?";
 }
@@ -97,7 +101,8 @@ launch_info from_srun(const environment& env) {
   auto node_id = node ? environment::parse(*node) : std::nullopt;
   if (spec && node_id && *node_id >= 0) local_size = slurm::tasks_on_node(*spec, *node_id);
   if (!local_size) {
-    if (auto per_node = env.get("SLURM_NTASKS_PER_NODE")) local_size = environment::parse(*per_node);
+    if (auto per_node = env.get("SLURM_NTASKS_PER_NODE"))
+      local_size = environment::parse(*per_node);
   }
   if (!local_size) local_size = std::max(*local_rank + 1, 1);
   if (*local_rank < 0 || *local_rank >= *local_size) {

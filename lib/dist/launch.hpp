@@ -17,7 +17,7 @@ enum class launcher_kind { none, mpirun, srun, torchrun };
 
 struct launch_info {
   launcher_kind launcher = launcher_kind::none;
-  int rank = 0, size = 1;         ///< this process among all of them
+  int rank = 0, size = 1;              ///< this process among all of them
   int local_rank = 0, local_size = 1;  ///< among those on this host: picks the local GPU
   [[nodiscard]] bool launched() const { return size > 1 || launcher != launcher_kind::none; }
 };

@@ -44,13 +44,18 @@ loaded_plugin load(const std::string& path) {
 
 // Loaded anew at each ask (dlopen of a loaded library only counts it), so that the answer
 // follows PINBENCH_MPI_PLUGIN.
-loaded_plugin plugin() { return load(mpi_plugin_path()); }
+loaded_plugin plugin() {
+  return load(mpi_plugin_path());
+}
 
 int pinbench_type(element e) {
   switch (e) {
-    case element::f32: return PINBENCH_MPI_F32;
-    case element::f64: return PINBENCH_MPI_F64;
-    case element::i32: return PINBENCH_MPI_I32;
+    case element::f32:
+      return PINBENCH_MPI_F32;
+    case element::f64:
+      return PINBENCH_MPI_F64;
+    case element::i32:
+      return PINBENCH_MPI_I32;
   }
   return PINBENCH_MPI_BYTE;
 }
@@ -67,7 +72,9 @@ class mpi_communicator final : public communicator {
 
   [[nodiscard]] int rank() const noexcept override { return rank_; }
   [[nodiscard]] int size() const noexcept override { return size_; }
-  [[nodiscard]] std::string_view transport() const noexcept override { return to_string(transport_kind::mpi); }
+  [[nodiscard]] std::string_view transport() const noexcept override {
+    return to_string(transport_kind::mpi);
+  }
 
   void barrier(timeout limit) override { check(api_->barrier(seconds(limit)), "barrier", limit); }
 
@@ -88,8 +95,8 @@ class mpi_communicator final : public communicator {
           "all_gather", limit);
     std::vector<std::string> parts(lengths.size());
     for (std::size_t r = 0; r < parts.size(); ++r) {
-      parts[r] = all.substr(static_cast<std::size_t>(offsets[r]),
-                            static_cast<std::size_t>(lengths[r]));
+      parts[r] =
+          all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r]));
     }
     return parts;
   }
@@ -124,8 +131,7 @@ class mpi_communicator final : public communicator {
           "reduce_scatter_sum", limit);
   }
 
-  void broadcast_block(void* data, std::size_t count, element e, int root,
-                       timeout limit) override {
+  void broadcast_block(void* data, std::size_t count, element e, int root, timeout limit) override {
     check_rank(root, "broadcast_block root");
     check(api_->bcast(data, count_of(count, "broadcast_block"), pinbench_type(e), root,
                       seconds(limit)),
@@ -156,17 +162,17 @@ class mpi_communicator final : public communicator {
     if (status == PINBENCH_MPI_OK) return;
     broken_ = true;
     if (status == PINBENCH_MPI_TIMEOUT) {
-      throw rank_lost_error(fmt::format(
-          "rank {}: no answer within {:g} s in {} (another rank died or hangs)", rank_,
-          seconds(limit), what));
+      throw rank_lost_error(
+          fmt::format("rank {}: no answer within {:g} s in {} (another rank died or hangs)", rank_,
+                      seconds(limit), what));
     }
     throw rank_lost_error(fmt::format("rank {}: {}: {}", rank_, what, api_->last_error()));
   }
 
   int count_of(std::size_t count, const char* what) const {
     if (count > static_cast<std::size_t>(INT_MAX)) {
-      throw error(fmt::format("rank {}: {}: {} elements exceed MPI's int count", rank_, what,
-                              count));
+      throw error(
+          fmt::format("rank {}: {}: {} elements exceed MPI's int count", rank_, what, count));
     }
     return static_cast<int>(count);
   }
@@ -194,7 +200,9 @@ std::string mpi_plugin_path() {
   return (exe.parent_path() / "libpinbench_mpi.so").string();
 }
 
-std::string mpi_unavailable_reason() { return plugin().why_not; }
+std::string mpi_unavailable_reason() {
+  return plugin().why_not;
+}
 
 std::unique_ptr<communicator> connect_mpi(const launch_info& launch) {
   const auto loaded = plugin();

@@ -14,7 +14,9 @@ class single final : public communicator {
  public:
   [[nodiscard]] int rank() const noexcept override { return 0; }
   [[nodiscard]] int size() const noexcept override { return 1; }
-  [[nodiscard]] std::string_view transport() const noexcept override { return to_string(transport_kind::single); }
+  [[nodiscard]] std::string_view transport() const noexcept override {
+    return to_string(transport_kind::single);
+  }
 
   void barrier(timeout) override {}
   std::vector<std::string> all_gather(std::string_view mine, timeout) override {
@@ -64,6 +66,8 @@ class single final : public communicator {
 
 }  // namespace
 
-std::unique_ptr<communicator> make_single() { return std::make_unique<single>(); }
+std::unique_ptr<communicator> make_single() {
+  return std::make_unique<single>();
+}
 
 }  // namespace pinbench::dist

@@ -84,8 +84,7 @@ int derived_port(std::uint64_t job_id, std::uint64_t step_id) {
 namespace {
 
 // A job or step id: nullopt when unset, input_error when it is not one.
-std::optional<std::uint64_t> slurm_id(const environment& env, const char* name,
-                                      const char* older) {
+std::optional<std::uint64_t> slurm_id(const environment& env, const char* name, const char* older) {
   auto text = env.get_either(name, older);
   if (!text) return std::nullopt;
   auto value = environment::parse_unsigned(*text);

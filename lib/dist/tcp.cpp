@@ -45,15 +45,24 @@ enum class op : std::uint32_t {
 
 const char* name_of(op o) {
   switch (o) {
-    case op::hello: return "connect";
-    case op::barrier: return "barrier";
-    case op::all_gather: return "all_gather";
-    case op::broadcast: return "broadcast";
-    case op::all_reduce_sum: return "all_reduce_sum";
-    case op::all_gather_block: return "all_gather_block";
-    case op::reduce_scatter_sum: return "reduce_scatter_sum";
-    case op::broadcast_block: return "broadcast_block";
-    case op::send_recv: return "send_recv";
+    case op::hello:
+      return "connect";
+    case op::barrier:
+      return "barrier";
+    case op::all_gather:
+      return "all_gather";
+    case op::broadcast:
+      return "broadcast";
+    case op::all_reduce_sum:
+      return "all_reduce_sum";
+    case op::all_gather_block:
+      return "all_gather_block";
+    case op::reduce_scatter_sum:
+      return "reduce_scatter_sum";
+    case op::broadcast_block:
+      return "broadcast_block";
+    case op::send_recv:
+      return "send_recv";
     case op::stop:
       return "stop";
   }
@@ -73,7 +82,9 @@ static_assert(sizeof(header) == 24);
 std::uint32_t code_of(op o, int type = -1) {
   return static_cast<std::uint32_t>(o) * 16 + static_cast<std::uint32_t>(type + 1);
 }
-const char* name_of_code(std::uint32_t code) { return name_of(static_cast<op>(code / 16)); }
+const char* name_of_code(std::uint32_t code) {
+  return name_of(static_cast<op>(code / 16));
+}
 
 template <typename T>
 void add_into(std::string& acc, const std::string& part) {
@@ -95,9 +106,15 @@ void add_into(std::string& acc, const std::string& part) {
 
 void add_into(std::string& acc, const std::string& part, element e) {
   switch (e) {
-    case element::f32: add_into<float>(acc, part); break;
-    case element::f64: add_into<double>(acc, part); break;
-    case element::i32: add_into<std::int32_t>(acc, part); break;
+    case element::f32:
+      add_into<float>(acc, part);
+      break;
+    case element::f64:
+      add_into<double>(acc, part);
+      break;
+    case element::i32:
+      add_into<std::int32_t>(acc, part);
+      break;
   }
 }
 
@@ -118,22 +135,26 @@ class tcp_communicator final : public communicator {
 
   [[nodiscard]] int rank() const noexcept override { return rank_; }
   [[nodiscard]] int size() const noexcept override { return size_; }
-  [[nodiscard]] std::string_view transport() const noexcept override { return to_string(transport_kind::tcp); }
+  [[nodiscard]] std::string_view transport() const noexcept override {
+    return to_string(transport_kind::tcp);
+  }
 
   void barrier(timeout limit) override {
-    (void)star(code_of(op::barrier), {}, [](parts_t&) { return replies_t{std::string{}}; }, limit);
+    (void)star(
+        code_of(op::barrier), {}, [](parts_t&) { return replies_t{std::string{}}; }, limit);
   }
 
   std::vector<std::string> all_gather(std::string_view mine, timeout limit) override {
-    std::string blob = star(code_of(op::all_gather), std::string(mine),
-                            [](parts_t& parts) {
-                              std::string out;
-                              put_u64(out, parts.size());
-                              for (auto& p : parts) put_u64(out, p.size());
-                              for (auto& p : parts) out += p;
-                              return replies_t{std::move(out)};
-                            },
-                            limit);
+    std::string blob = star(
+        code_of(op::all_gather), std::string(mine),
+        [](parts_t& parts) {
+          std::string out;
+          put_u64(out, parts.size());
+          for (auto& p : parts) put_u64(out, p.size());
+          for (auto& p : parts) out += p;
+          return replies_t{std::move(out)};
+        },
+        limit);
     std::vector<std::string> parts(static_cast<std::size_t>(size_));
     std::size_t at = 8 + parts.size() * 8;
     for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -146,42 +167,44 @@ class tcp_communicator final : public communicator {
 
   void broadcast(std::string& data, int root, timeout limit) override {
     check_rank(root, "broadcast root");
-    std::string reply = star(code_of(op::broadcast), rank_ == root ? data : std::string{},
-                             [root](parts_t& parts) {
-                               return replies_t{std::move(parts[static_cast<std::size_t>(root)])};
-                             },
-                             limit);
+    std::string reply = star(
+        code_of(op::broadcast), rank_ == root ? data : std::string{},
+        [root](parts_t& parts) {
+          return replies_t{std::move(parts[static_cast<std::size_t>(root)])};
+        },
+        limit);
     if (rank_ != root) data = std::move(reply);
   }
 
   void all_reduce_sum(const void* send, void* recv, std::size_t count, element e,
                       timeout limit) override {
     const std::size_t bytes = count * size_of(e);
-    std::string reply = star(code_of(op::all_reduce_sum, static_cast<int>(e)), bytes_of(send, bytes),
-                             [&](parts_t& parts) {
-                               same_length(parts, bytes, "all_reduce_sum");
-                               for (std::size_t i = 1; i < parts.size(); ++i) {
-                                 add_into(parts[0], parts[i], e);
-                               }
-                               return replies_t{std::move(parts[0])};
-                             },
-                             limit);
+    std::string reply = star(
+        code_of(op::all_reduce_sum, static_cast<int>(e)), bytes_of(send, bytes),
+        [&](parts_t& parts) {
+          same_length(parts, bytes, "all_reduce_sum");
+          for (std::size_t i = 1; i < parts.size(); ++i) {
+            add_into(parts[0], parts[i], e);
+          }
+          return replies_t{std::move(parts[0])};
+        },
+        limit);
     copy_reply(reply, recv, bytes);
   }
 
   void all_gather_block(const void* send, void* recv, std::size_t count, element e,
                         timeout limit) override {
     const std::size_t bytes = count * size_of(e);
-    std::string reply = star(code_of(op::all_gather_block, static_cast<int>(e)),
-                             bytes_of(send, bytes),
-                             [&](parts_t& parts) {
-                               same_length(parts, bytes, "all_gather_block");
-                               std::string out;
-                               out.reserve(bytes * parts.size());
-                               for (auto& p : parts) out += p;
-                               return replies_t{std::move(out)};
-                             },
-                             limit);
+    std::string reply = star(
+        code_of(op::all_gather_block, static_cast<int>(e)), bytes_of(send, bytes),
+        [&](parts_t& parts) {
+          same_length(parts, bytes, "all_gather_block");
+          std::string out;
+          out.reserve(bytes * parts.size());
+          for (auto& p : parts) out += p;
+          return replies_t{std::move(out)};
+        },
+        limit);
     copy_reply(reply, recv, bytes * static_cast<std::size_t>(size_));
   }
 
@@ -189,35 +212,35 @@ class tcp_communicator final : public communicator {
                           timeout limit) override {
     const std::size_t bytes = count * size_of(e);
     const auto ranks = static_cast<std::size_t>(size_);
-    std::string reply = star(code_of(op::reduce_scatter_sum, static_cast<int>(e)),
-                             bytes_of(send, bytes * ranks),
-                             [&](parts_t& parts) {
-                               same_length(parts, bytes * ranks, "reduce_scatter_sum");
-                               for (std::size_t i = 1; i < parts.size(); ++i) {
-                                 add_into(parts[0], parts[i], e);
-                               }
-                               replies_t out(ranks);
-                               for (std::size_t i = 0; i < ranks; ++i) {
-                                 out[i] = parts[0].substr(i * bytes, bytes);
-                               }
-                               return out;
-                             },
-                             limit);
+    std::string reply = star(
+        code_of(op::reduce_scatter_sum, static_cast<int>(e)), bytes_of(send, bytes * ranks),
+        [&](parts_t& parts) {
+          same_length(parts, bytes * ranks, "reduce_scatter_sum");
+          for (std::size_t i = 1; i < parts.size(); ++i) {
+            add_into(parts[0], parts[i], e);
+          }
+          replies_t out(ranks);
+          for (std::size_t i = 0; i < ranks; ++i) {
+            out[i] = parts[0].substr(i * bytes, bytes);
+          }
+          return out;
+        },
+        limit);
     copy_reply(reply, recv, bytes);
   }
 
-  void broadcast_block(void* data, std::size_t count, element e, int root,
-                       timeout limit) override {
+  void broadcast_block(void* data, std::size_t count, element e, int root, timeout limit) override {
     check_rank(root, "broadcast_block root");
     const std::size_t bytes = count * size_of(e);
-    std::string reply = star(code_of(op::broadcast_block, static_cast<int>(e)),
-                             rank_ == root ? bytes_of(data, bytes) : std::string{},
-                             [&](parts_t& parts) {
-                               auto& from_root = parts[static_cast<std::size_t>(root)];
-                               if (from_root.size() != bytes) out_of_step("broadcast_block");
-                               return replies_t{std::move(from_root)};
-                             },
-                             limit);
+    std::string reply = star(
+        code_of(op::broadcast_block, static_cast<int>(e)),
+        rank_ == root ? bytes_of(data, bytes) : std::string{},
+        [&](parts_t& parts) {
+          auto& from_root = parts[static_cast<std::size_t>(root)];
+          if (from_root.size() != bytes) out_of_step("broadcast_block");
+          return replies_t{std::move(from_root)};
+        },
+        limit);
     if (rank_ != root) copy_reply(reply, data, bytes);
   }
 
@@ -228,23 +251,24 @@ class tcp_communicator final : public communicator {
     std::string mine;
     put_u64(mine, static_cast<std::uint64_t>(peer));
     mine += bytes_of(send, bytes);
-    std::string reply = star(code_of(op::send_recv, static_cast<int>(e)), std::move(mine),
-                             [&](parts_t& parts) {
-                               same_length(parts, 8 + bytes, "send_recv");
-                               replies_t out(parts.size());
-                               for (std::size_t r = 0; r < parts.size(); ++r) {
-                                 auto p = static_cast<std::size_t>(get_u64(parts[r], 0));
-                                 if (p >= parts.size() || get_u64(parts[p], 0) != r) {
-                                   throw error(fmt::format(
-                                       "rank 0: send_recv: rank {} pairs with rank {}, which "
-                                       "does not pair with it",
-                                       r, p));
-                                 }
-                                 out[r] = parts[p].substr(8);
-                               }
-                               return out;
-                             },
-                             limit);
+    std::string reply = star(
+        code_of(op::send_recv, static_cast<int>(e)), std::move(mine),
+        [&](parts_t& parts) {
+          same_length(parts, 8 + bytes, "send_recv");
+          replies_t out(parts.size());
+          for (std::size_t r = 0; r < parts.size(); ++r) {
+            auto p = static_cast<std::size_t>(get_u64(parts[r], 0));
+            if (p >= parts.size() || get_u64(parts[p], 0) != r) {
+              throw error(
+                  fmt::format("rank 0: send_recv: rank {} pairs with rank {}, which "
+                              "does not pair with it",
+                              r, p));
+            }
+            out[r] = parts[p].substr(8);
+          }
+          return out;
+        },
+        limit);
     copy_reply(reply, recv, bytes);
   }
 
@@ -289,11 +313,10 @@ class tcp_communicator final : public communicator {
 
   /// Every rank's `mine` goes to rank 0, which computes the replies and sends each rank its
   /// own; returns this rank's reply.
-  std::string star(std::uint32_t code, std::string mine, const compute_t& compute,
-                   timeout limit) {
+  std::string star(std::uint32_t code, std::string mine, const compute_t& compute, timeout limit) {
     if (broken_) {
-      throw rank_lost_error(fmt::format("rank {}: {}: an earlier call lost a rank", rank_,
-                                        name_of_code(code)));
+      throw rank_lost_error(
+          fmt::format("rank {}: {}: an earlier call lost a rank", rank_, name_of_code(code)));
     }
     broken_ = true;  // until this call completes
     // The others wait a little longer than rank 0: when a rank is lost, rank 0 sees it first
@@ -354,8 +377,7 @@ class tcp_communicator final : public communicator {
 
   /// Rank 0: every other rank's message, read from all of them at once, so that any rank that
   /// closes its connection is seen at once, whichever the others are doing.
-  parts_t gather(std::uint32_t code, std::string mine, steady::time_point deadline,
-                 timeout limit) {
+  parts_t gather(std::uint32_t code, std::string mine, steady::time_point deadline, timeout limit) {
     std::vector<incoming> in(static_cast<std::size_t>(size_));
     parts_t parts(static_cast<std::size_t>(size_));
     parts[0] = std::move(mine);
@@ -513,8 +535,8 @@ class tcp_communicator final : public communicator {
 
   void copy_reply(const std::string& reply, void* into, std::size_t bytes) const {
     if (reply.size() != bytes) {
-      throw error(fmt::format("rank {}: rank 0 answered {} bytes, {} expected", rank_,
-                              reply.size(), bytes));
+      throw error(fmt::format("rank {}: rank 0 answered {} bytes, {} expected", rank_, reply.size(),
+                              bytes));
     }
     if (bytes > 0) std::memcpy(into, reply.data(), bytes);
   }
@@ -610,8 +632,8 @@ std::unique_ptr<communicator> join_rank0(int rank, int size, const std::string& 
         seconds(limit),
         result == net::io::closed
             ? "it closed the connection: all ranks joined already, or it is another launch's?"
-                                  : "no answer: it welcomes every rank once all have joined, and "
-                                    "one may be missing"));
+            : "no answer: it welcomes every rank once all have joined, and "
+              "one may be missing"));
   }
   std::vector<net::socket_fd> links;
   links.push_back(std::move(fd));

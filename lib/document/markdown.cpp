@@ -34,9 +34,9 @@ void write(std::string& out, const table& t) {
   for (const auto& row : t.rows) {
     std::vector<std::string> cells;
     for (const auto& c : row)
-      cells.push_back(c.code && !c.text.empty() ? markdown_code(c.text, true)
+      cells.push_back(c.code && !c.text.empty()                       ? markdown_code(c.text, true)
                       : c.mark == tone::bad || c.mark == tone::strong ? bold(markdown_cell(c.text))
-                                                        : markdown_cell(c.text));
+                                                                      : markdown_cell(c.text));
     out += table_row(cells);
   }
 }

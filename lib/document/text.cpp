@@ -12,11 +12,16 @@ namespace {
 
 std::string_view style_of(tone t) {
   switch (t) {
-    case tone::strong: return ansi::bold;
-    case tone::good: return ansi::green;
-    case tone::bad: return ansi::red;
-    case tone::caution: return ansi::yellow;
-    case tone::plain: return {};
+    case tone::strong:
+      return ansi::bold;
+    case tone::good:
+      return ansi::green;
+    case tone::bad:
+      return ansi::red;
+    case tone::caution:
+      return ansi::yellow;
+    case tone::plain:
+      return {};
   }
   return {};
 }
@@ -46,7 +51,8 @@ void draw(std::string& out, const table& t, bool color) {
       const auto w = display_width(cells[i].text);
       const std::string fill(widths[i] > w ? widths[i] - w : 0, ' ');
       const bool last = i + 1 == cells.size();
-      const std::string shown = header ? cells[i].text : painted(cells[i].text, cells[i].mark, color);
+      const std::string shown =
+          header ? cells[i].text : painted(cells[i].text, cells[i].mark, color);
       if (t.columns[i].alignment == align::right)
         text += fill + shown;
       else
@@ -66,7 +72,8 @@ void draw(std::string& out, const block& b, bool color) {
     out += painted(p->text, p->mark, color) + "\n";
   } else if (const auto* f = std::get_if<fields>(&b)) {
     std::size_t key_width = 0;
-    for (const auto& [key, value] : f->items) key_width = std::max(key_width, display_width(key) + 1);
+    for (const auto& [key, value] : f->items)
+      key_width = std::max(key_width, display_width(key) + 1);
     for (const auto& [key, value] : f->items) {
       const std::string k = key + ":";
       out += k + std::string(key_width + 1 - display_width(k), ' ') + value + "\n";

@@ -43,7 +43,9 @@ bool constant(const std::vector<double>& v) {
   return std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); });
 }
 
-std::string backend_of(const result::run_result& r) { return r.backend_name(); }
+std::string backend_of(const result::run_result& r) {
+  return r.backend_name();
+}
 
 std::string device_field(const result::run_result& r, const char* key) {
   return r.environment_text({"device", key});
@@ -158,9 +160,8 @@ class judge {
       return stop(fmt::format("the unit changed from \"{}\" to \"{}\"", base.unit, current.unit));
     if (base.better != result::direction::none && current.better != result::direction::none &&
         base.better != current.better)
-      return stop(
-          fmt::format("the direction changed (better: {} -> {})", result::to_string(base.better),
-                      result::to_string(current.better)));
+      return stop(fmt::format("the direction changed (better: {} -> {})",
+                              result::to_string(base.better), result::to_string(current.better)));
     if (b.empty() || c.empty())
       return stop(std::string("no samples in the ") + (b.empty() ? "baseline" : "current result"));
     const auto negative = [](const std::vector<double>& v) {
@@ -225,10 +226,10 @@ class judge {
   void judge_exact(row& r, bool constant_sides) const {
     const double change = r.ratio - 1;
     const std::string what =
-        constant_sides
-            ? std::string("deterministic (declared by the engine): ")
-            : fmt::format("deterministic (declared by the engine) yet its samples vary; "
-                          "medians compared: ");
+        constant_sides ? std::string("deterministic (declared by the engine): ")
+                       : fmt::format(
+                             "deterministic (declared by the engine) yet its samples vary; "
+                             "medians compared: ");
     if (std::fabs(change) > r.threshold) {
       const int direction = change > 0 ? 1 : -1;
       r.result = worse(r, direction) ? verdict::regression : verdict::improvement;
@@ -275,10 +276,10 @@ class judge {
           "significant (p = {} >= {:.2g})",
           ci, detail::percent(r.threshold), detail::p_text(r.p_value), alpha);
     } else if (lo >= 1 - r.threshold && hi <= 1 + r.threshold) {
-      r.reason = fmt::format(
-          "{} lies within {} (±{} = {:g} x {}) but not within ±{}: too noisy to tell", ci,
-          noise_name(r), detail::percent(r.threshold), o_.noise_multiple, noise_text(r),
-          detail::percent(r.requested));
+      r.reason =
+          fmt::format("{} lies within {} (±{} = {:g} x {}) but not within ±{}: too noisy to tell",
+                      ci, noise_name(r), detail::percent(r.threshold), o_.noise_multiple,
+                      noise_text(r), detail::percent(r.requested));
     } else if (r.threshold > r.requested) {
       r.reason = fmt::format(
           "{} is neither within ±{} nor wholly beyond ±{} ({}): too noisy or too few "
@@ -304,8 +305,9 @@ row case_row(const result::scenario_result& s, const result::case_result& c) {
 }
 
 std::string status_text(const result::case_result& c) {
-  std::string out = c.status == result::case_status::error ? std::string("failed")
-                                                            : std::string(result::to_string(c.status));
+  std::string out = c.status == result::case_status::error
+                        ? std::string("failed")
+                        : std::string(result::to_string(c.status));
   if (!c.message.empty()) out += " (" + one_line(c.message) + ")";
   return out;
 }
@@ -429,7 +431,8 @@ std::string comparison::outcome_line() const {
   return "gate passed: no gated regression; exit 0";
 }
 
-std::string environment_mismatch(const result::run_result& base, const result::run_result& current) {
+std::string environment_mismatch(const result::run_result& base,
+                                 const result::run_result& current) {
   std::vector<std::string> why;
   const auto bb = backend_of(base), cb = backend_of(current);
   if (!bb.empty() && !cb.empty() && bb != cb)
@@ -485,9 +488,9 @@ std::vector<std::string> replay_notes(const result::run_result& base,
                                   now ? now->second : std::string("no replay of a snapshot")));
     }
   if (both_exact > 0)
-    notes.insert(notes.begin(),
-                 fmt::format("{} case(s) reproduce PyTorch's decisions exactly on both sides",
-                             both_exact));
+    notes.insert(
+        notes.begin(),
+        fmt::format("{} case(s) reproduce PyTorch's decisions exactly on both sides", both_exact));
   return notes;
 }
 
@@ -497,9 +500,10 @@ std::vector<std::string> tune_notes(const result::run_result& base,
                                     const std::string& current_label) {
   if (!base.tune && !current.tune) return {};
   if (!base.tune || !current.tune)
-    return {fmt::format("only {} is a pinbench tune result: its answer has nothing to be "
-                        "compared with",
-                        base.tune ? base_label : current_label)};
+    return {
+        fmt::format("only {} is a pinbench tune result: its answer has nothing to be "
+                    "compared with",
+                    base.tune ? base_label : current_label)};
   const auto& b = *base.tune;
   const auto& c = *current.tune;
   if (b.question != c.question)
@@ -522,18 +526,18 @@ std::vector<std::string> tune_notes(const result::run_result& base,
     notes.push_back(fmt::format("tune {}: the same answer on both sides: {}", to_string(b.question),
                                 first_line(c.answer)));
   else
-    notes.push_back(fmt::format("tune {}: the answer changed: {}: {} | {}: {}", to_string(b.question),
-                                base_label, first_line(b.answer), current_label,
-                                first_line(c.answer)));
+    notes.push_back(fmt::format("tune {}: the answer changed: {}: {} | {}: {}",
+                                to_string(b.question), base_label, first_line(b.answer),
+                                current_label, first_line(c.answer)));
   if (b.goal_met != c.goal_met)
     notes.push_back(fmt::format("tune {}: the goal is met in {} only", to_string(b.question),
                                 b.goal_met ? base_label : current_label));
   // Asked differently (a capacity, a target): the answers are not about the same thing.
   // What the run found rather than what was asked is left out.
   static const std::vector<std::string> run_facts = {
-      "jobs",          "replays",     "notes",        "trace",     "images",
-      "capacity_from", "device_from", "pytorch_from", "not_tried", "pytorch_decisions",
-      "live_bytes_peak", "snapshot_oom"};
+      "jobs",      "replays",           "notes",           "trace",
+      "images",    "capacity_from",     "device_from",     "pytorch_from",
+      "not_tried", "pytorch_decisions", "live_bytes_peak", "snapshot_oom"};
   for (const auto& [key, value] : c.inputs.items()) {
     if (std::find(run_facts.begin(), run_facts.end(), key) != run_facts.end()) continue;
     if (!b.inputs.contains(key) || b.inputs.at(key) == value) continue;

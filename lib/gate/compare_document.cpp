@@ -17,10 +17,14 @@ using document::tone;
 tone verdict_tone(verdict v) {
   switch (v) {
     case verdict::regression:
-    case verdict::failed: return tone::bad;
-    case verdict::improvement: return tone::good;
-    case verdict::inconclusive: return tone::caution;
-    default: return tone::plain;
+    case verdict::failed:
+      return tone::bad;
+    case verdict::improvement:
+      return tone::good;
+    case verdict::inconclusive:
+      return tone::caution;
+    default:
+      return tone::plain;
   }
 }
 
@@ -34,8 +38,8 @@ document::section scenario_section(const comparison& c, std::size_t first, std::
   const auto headers = detail::row_headers(c.settings);
   for (std::size_t i = 0; i < headers.size(); ++i)
     // Text columns (case, metric, verdict) align left, numbers right.
-    t.columns.push_back({headers[i], i >= 2 && i <= 7 ? document::align::right
-                                                      : document::align::left});
+    t.columns.push_back(
+        {headers[i], i >= 2 && i <= 7 ? document::align::right : document::align::left});
   document::notes reasons{{}, true};
   for (std::size_t r = first; r < end; ++r) {
     const auto& row = c.rows[r];
@@ -46,8 +50,8 @@ document::section scenario_section(const comparison& c, std::size_t first, std::
     t.rows.push_back(std::move(cells));
     if (detail::needs_attention(row))
       reasons.items.push_back({std::string(to_string(row.result)),
-                               case_text(row.case_id) + (row.metric.empty() ? "" : " " + row.metric) +
-                                   ": " + row.reason,
+                               case_text(row.case_id) +
+                                   (row.metric.empty() ? "" : " " + row.metric) + ": " + row.reason,
                                verdict_tone(row.result)});
   }
   document::section out;
@@ -78,8 +82,9 @@ std::string test_name(const std::string& case_id, const std::string& metric) {
 document::document comparison_document(const comparison& c) {
   document::document d;
   const int code = c.exit_code();
-  d.title = std::string("pinbench compare: ") +
-            (c.settings.fail == fail_on::never ? "report only" : code == 0 ? "passed" : "failed");
+  d.title = std::string("pinbench compare: ") + (c.settings.fail == fail_on::never ? "report only"
+                                                 : code == 0                       ? "passed"
+                                                                                   : "failed");
   d.preamble.emplace_back(document::fields{{{"base", detail::endpoint_text(c.base)},
                                             {"current", detail::endpoint_text(c.current)},
                                             {"rule", detail::rule_text(c.settings)},
@@ -96,12 +101,14 @@ document::document comparison_document(const comparison& c) {
     d.sections.push_back(scenario_section(c, i, end));
     i = end;
   }
-  if (!c.only_in_base.empty()) d.sections.push_back(unpaired_section(c.only_in_base, "the baseline"));
+  if (!c.only_in_base.empty())
+    d.sections.push_back(unpaired_section(c.only_in_base, "the baseline"));
   if (!c.only_in_current.empty())
     d.sections.push_back(unpaired_section(c.only_in_current, "the current result"));
   document::section closing;
   closing.blocks.emplace_back(document::paragraph{c.summary_line()});
-  closing.blocks.emplace_back(document::paragraph{c.outcome_line(), code == 0 ? tone::good : tone::bad});
+  closing.blocks.emplace_back(
+      document::paragraph{c.outcome_line(), code == 0 ? tone::good : tone::bad});
   d.sections.push_back(std::move(closing));
   return d;
 }
@@ -155,6 +162,8 @@ std::string to_markdown(const comparison& c) {
   return document::to_markdown(comparison_document(c));
 }
 
-std::string to_junit(const comparison& c) { return document::to_junit(comparison_tests(c)); }
+std::string to_junit(const comparison& c) {
+  return document::to_junit(comparison_tests(c));
+}
 
 }  // namespace pinbench::gate

@@ -186,8 +186,8 @@ std::string verdict_card(const comparison& c, const row& r, std::size_t index) {
   std::string out = fmt::format(
       "<article class=\"card {}\" id=\"verdict-{}\">\n<h3><span class=\"badge {}\">{}</span> "
       "<code>{}</code> {} <span class=\"where\">({})</span></h3>\n",
-      verdict_class(r), index, verdict_class(r), escape(to_string(r.result)), breakable_id(cells[0]),
-      breakable_id(cells[1]), escape(r.scenario));
+      verdict_class(r), index, verdict_class(r), escape(to_string(r.result)),
+      breakable_id(cells[0]), breakable_id(cells[1]), escape(r.scenario));
   // base, current, change, interval, p, threshold: those that say something.
   std::string figures;
   for (std::size_t i = 2; i + 1 < cells.size() && i < headers.size(); ++i)
@@ -195,8 +195,7 @@ std::string verdict_card(const comparison& c, const row& r, std::size_t index) {
       figures += fmt::format("<span><span class=\"label\">{}</span>{}</span>", escape(headers[i]),
                              escape(cells[i]));
   if (!figures.empty()) out += "<p class=\"figures\">" + figures + "</p>\n";
-  if (!r.reason.empty())
-    out += "<p class=\"reason\">" + escape(one_line(r.reason)) + "</p>\n";
+  if (!r.reason.empty()) out += "<p class=\"reason\">" + escape(one_line(r.reason)) + "</p>\n";
   if (charted(r))
     out += fmt::format("<p><a href=\"#{}\">samples and interval</a></p>\n", row_anchor(index));
   return out + "</article>\n";
@@ -302,7 +301,8 @@ chart::figure distributions(const row& r, const std::string& id, const result::m
       "Strip plot of {} ({}), {}: the baseline's samples (median {}) above the candidate's "
       "(median {}), each over a box from the first to the third quartile.",
       r.metric, u.name.empty() ? r.unit : u.name, better_text(r),
-      format_value(r.base.median, r.unit, unit_place::in_cell), format_value(r.current.median, r.unit, unit_place::in_cell));
+      format_value(r.base.median, r.unit, unit_place::in_cell),
+      format_value(r.current.median, r.unit, unit_place::in_cell));
   fig.caption = fmt::format(
       " Each dot is a sample, the bar the median, the box the first to third quartile; {}.",
       better_text(r));

@@ -64,7 +64,8 @@ ojson row_json(const row& r) {
     out["threshold_requested"] = number(r.requested);
     out["threshold_source"] = std::string(to_string(r.source));
     out["noise"] = number(r.noise);
-    out["noise_source"] = r.deterministic ? ojson(nullptr) : ojson(r.round_noise ? "rounds" : "samples");
+    out["noise_source"] =
+        r.deterministic ? ojson(nullptr) : ojson(r.round_noise ? "rounds" : "samples");
     out["noise_bound"] = number(r.noise_bound);
     out["noise_freedom"] = r.round_noise ? ojson(r.noise_freedom) : ojson(nullptr);
   }

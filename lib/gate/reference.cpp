@@ -181,10 +181,11 @@ void judge_figure(reference_check& check, const result::metric& m) {
   const auto reason = [&](double bound, double fraction, const char* side) {
     check.excess = bound != 0 ? std::fabs(v / bound - 1) : HUGE_VAL;
     const std::string by = bound != 0 ? detail::percent(check.excess) + " " : std::string();
-    return fmt::format("{} is {}{} the {} bound {} (reference {} {})",
-                       format_value(v, m.unit, unit_place::in_cell), by, side[0] == 'l' ? "below" : "above", side,
-                       format_value(bound, m.unit, unit_place::in_cell),
-                       format_value(check.reference_value, m.unit, unit_place::in_cell), fraction_text(fraction));
+    return fmt::format(
+        "{} is {}{} the {} bound {} (reference {} {})",
+        format_value(v, m.unit, unit_place::in_cell), by, side[0] == 'l' ? "below" : "above", side,
+        format_value(bound, m.unit, unit_place::in_cell),
+        format_value(check.reference_value, m.unit, unit_place::in_cell), fraction_text(fraction));
   };
   if (check.lower_bound && v < *check.lower_bound) {
     check.outcome = check_outcome::outside;

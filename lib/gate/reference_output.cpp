@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "core/text.hpp"
-#include "document/document.hpp"
 #include "core/units.hpp"
+#include "document/document.hpp"
 #include "gate/reference.hpp"
 #include "gate/wording.hpp"
 
@@ -23,9 +23,12 @@ using ojson = nlohmann::ordered_json;
 document::tone outcome_tone(check_outcome o) {
   switch (o) {
     case check_outcome::outside:
-    case check_outcome::failed: return document::tone::bad;
-    case check_outcome::missing: return document::tone::caution;
-    case check_outcome::inside: return document::tone::plain;
+    case check_outcome::failed:
+      return document::tone::bad;
+    case check_outcome::missing:
+      return document::tone::caution;
+    case check_outcome::inside:
+      return document::tone::plain;
   }
   return document::tone::plain;
 }
@@ -95,34 +98,35 @@ document::document check_document(const reference_report& rep) {
                                                            : "not judged");
   d.preamble.emplace_back(document::fields{
       {{"result", rep.result_path + " \u00b7 " + system_line(rep)},
-       {"references", rep.references_path + " \u00b7 applied: " +
-                          (rep.systems.empty() ? std::string("none")
-                                               : fmt::format("{}", fmt::join(rep.systems, ", ")))}}});
-  by_scenario(rep, [&](const std::string& scenario,
-                       const std::vector<const reference_check*>& rows) {
-    document::table t;
-    for (std::size_t k = 0; k < check_headers.size(); ++k)
-      t.columns.push_back({check_headers[k], k >= 2 && k <= 4 ? document::align::right
-                                                              : document::align::left});
-    document::notes reasons{{}, true};
-    for (const auto* c : rows) {
-      std::vector<document::cell> cells;
-      for (auto& text : check_cells(*c)) cells.emplace_back(std::move(text));
-      cells.front().code = true;
-      cells.back().mark = outcome_tone(c->outcome);
-      t.rows.push_back(std::move(cells));
-      if (check_needs_attention(*c))
-        reasons.items.push_back({std::string(to_string(c->outcome)),
-                                 c->case_id + " " + c->metric + ": " + c->reason,
-                                 outcome_tone(c->outcome)});
-    }
-    document::section section;
-    section.heading = scenario;
-    section.folded = reasons.items.empty();
-    section.blocks.emplace_back(std::move(t));
-    if (!reasons.items.empty()) section.blocks.emplace_back(std::move(reasons));
-    d.sections.push_back(std::move(section));
-  });
+       {"references",
+        rep.references_path + " \u00b7 applied: " +
+            (rep.systems.empty() ? std::string("none")
+                                 : fmt::format("{}", fmt::join(rep.systems, ", ")))}}});
+  by_scenario(
+      rep, [&](const std::string& scenario, const std::vector<const reference_check*>& rows) {
+        document::table t;
+        for (std::size_t k = 0; k < check_headers.size(); ++k)
+          t.columns.push_back({check_headers[k],
+                               k >= 2 && k <= 4 ? document::align::right : document::align::left});
+        document::notes reasons{{}, true};
+        for (const auto* c : rows) {
+          std::vector<document::cell> cells;
+          for (auto& text : check_cells(*c)) cells.emplace_back(std::move(text));
+          cells.front().code = true;
+          cells.back().mark = outcome_tone(c->outcome);
+          t.rows.push_back(std::move(cells));
+          if (check_needs_attention(*c))
+            reasons.items.push_back({std::string(to_string(c->outcome)),
+                                     c->case_id + " " + c->metric + ": " + c->reason,
+                                     outcome_tone(c->outcome)});
+        }
+        document::section section;
+        section.heading = scenario;
+        section.folded = reasons.items.empty();
+        section.blocks.emplace_back(std::move(t));
+        if (!reasons.items.empty()) section.blocks.emplace_back(std::move(reasons));
+        d.sections.push_back(std::move(section));
+      });
   if (!rep.not_run.empty()) {
     document::section not_run;
     not_run.blocks.emplace_back(document::list{
@@ -139,33 +143,32 @@ document::document check_document(const reference_report& rep) {
 
 document::test_report check_tests(const reference_report& rep) {
   document::test_report out{"pinbench check", {}};
-  by_scenario(rep, [&](const std::string& scenario,
-                       const std::vector<const reference_check*>& rows) {
-    document::test_suite suite{scenario, {}};
-    for (const auto* c : rows) {
-      const auto cells = check_cells(*c);
-      document::test_case t;
-      t.name = c->case_id + ": " + c->metric;
-      t.kind = std::string(to_string(c->outcome));
-      t.details =
-          fmt::format("measured {}, reference {}, bounds {} ({})", cells[2], cells[3], cells[4],
-                      c->where);
-      const std::string message = t.kind + (c->reason.empty() ? "" : ": " + c->reason);
-      const bool missing = c->outcome == check_outcome::missing;
-      if (c->outcome == check_outcome::outside || c->outcome == check_outcome::failed ||
-          (missing && rep.settings.strict)) {
-        t.outcome = document::test_outcome::failure;
-        t.message = message;
-      } else if (missing) {
-        t.outcome = document::test_outcome::skipped;
-        t.message = message;
-      } else {
-        t.message = t.details;  // a pass shows its figures
-      }
-      suite.cases.push_back(std::move(t));
-    }
-    out.suites.push_back(std::move(suite));
-  });
+  by_scenario(rep,
+              [&](const std::string& scenario, const std::vector<const reference_check*>& rows) {
+                document::test_suite suite{scenario, {}};
+                for (const auto* c : rows) {
+                  const auto cells = check_cells(*c);
+                  document::test_case t;
+                  t.name = c->case_id + ": " + c->metric;
+                  t.kind = std::string(to_string(c->outcome));
+                  t.details = fmt::format("measured {}, reference {}, bounds {} ({})", cells[2],
+                                          cells[3], cells[4], c->where);
+                  const std::string message = t.kind + (c->reason.empty() ? "" : ": " + c->reason);
+                  const bool missing = c->outcome == check_outcome::missing;
+                  if (c->outcome == check_outcome::outside || c->outcome == check_outcome::failed ||
+                      (missing && rep.settings.strict)) {
+                    t.outcome = document::test_outcome::failure;
+                    t.message = message;
+                  } else if (missing) {
+                    t.outcome = document::test_outcome::skipped;
+                    t.message = message;
+                  } else {
+                    t.message = t.details;  // a pass shows its figures
+                  }
+                  suite.cases.push_back(std::move(t));
+                }
+                out.suites.push_back(std::move(suite));
+              });
   return out;
 }
 
@@ -216,6 +219,8 @@ std::string to_markdown(const reference_report& rep) {
   return document::to_markdown(check_document(rep));
 }
 
-std::string to_junit(const reference_report& rep) { return document::to_junit(check_tests(rep)); }
+std::string to_junit(const reference_report& rep) {
+  return document::to_junit(check_tests(rep));
+}
 
 }  // namespace pinbench::gate

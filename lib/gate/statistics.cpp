@@ -34,7 +34,6 @@ double quantile_with_inf(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
 }
 
-
 // Two-sided exact p-value of the rank sum of `k` items drawn from items with the given doubled
 // midrank scores, all C(N, k) subsets being equally likely (the permutation distribution given
 // the ties). counts[j][s] = number of j-subsets of the items seen so far with score sum s.
@@ -134,8 +133,7 @@ double resampled_median(const round_samples& side, std::vector<double>& scratch,
 }  // namespace
 
 interval bootstrap_ratio_of_medians(const round_samples& base, const round_samples& current,
-                                    double confidence, std::size_t resamples,
-                                    std::uint64_t seed) {
+                                    double confidence, std::size_t resamples, std::uint64_t seed) {
   rng g(seed);
   std::vector<double> scratch, ratios;
   ratios.reserve(resamples);

@@ -58,9 +58,8 @@ using round_samples = std::vector<std::vector<double>>;
 /// to run: clock, placement, neighbours), which resampling pooled samples cannot see. With one
 /// round a side it is the one-level bootstrap above. Both sides non-empty; resamples >= 1.
 [[nodiscard]] interval bootstrap_ratio_of_medians(const round_samples& base,
-                                                  const round_samples& current,
-                                                  double confidence, std::size_t resamples,
-                                                  std::uint64_t seed);
+                                                  const round_samples& current, double confidence,
+                                                  std::size_t resamples, std::uint64_t seed);
 
 /// A relative spread and the degrees of freedom it was estimated with.
 struct spread {

@@ -62,9 +62,9 @@ enum class tensor_format {
 /// Working memory for resize_to_tensor, kept per worker thread so that the hot path allocates
 /// nothing after the first sample.
 struct resize_scratch {
-  std::vector<float> row_pass;         // the horizontal pass's output
-  std::vector<std::int32_t> x_first;   // per output column: first source column
-  std::vector<float> x_weights;        // per output column: its filter's weights
+  std::vector<float> row_pass;        // the horizontal pass's output
+  std::vector<std::int32_t> x_first;  // per output column: first source column
+  std::vector<float> x_weights;       // per output column: its filter's weights
   std::vector<std::int32_t> y_first;
   std::vector<float> y_weights;
 };

@@ -70,7 +70,8 @@ class value_noise {
       : width_(width),
         period_(period),
         columns_(width / period + 2),
-        lattice_(static_cast<std::size_t>(columns_) * static_cast<std::size_t>(height / period + 2)),
+        lattice_(static_cast<std::size_t>(columns_) *
+                 static_cast<std::size_t>(height / period + 2)),
         row_(static_cast<std::size_t>(columns_)),
         weight_(static_cast<std::size_t>(period)) {
     for (int& v : lattice_) v = rng.integer(-amplitude, amplitude);
@@ -81,7 +82,8 @@ class value_noise {
   void row(int y, int* out) {
     const int cell = y / period_;
     const int weight = smoothstep(y % period_);
-    const int* above = &lattice_[static_cast<std::size_t>(cell) * static_cast<std::size_t>(columns_)];
+    const int* above =
+        &lattice_[static_cast<std::size_t>(cell) * static_cast<std::size_t>(columns_)];
     const int* below = above + columns_;
     for (int j = 0; j < columns_; ++j) {
       row_[static_cast<std::size_t>(j)] = above[j] + (((below[j] - above[j]) * weight) >> 8);
@@ -138,10 +140,13 @@ struct planes {
   std::vector<std::int16_t> values;
 
   planes(int w, int h)
-      : width(w), height(h), values(static_cast<std::size_t>(w) * static_cast<std::size_t>(h) * 3) {}
+      : width(w),
+        height(h),
+        values(static_cast<std::size_t>(w) * static_cast<std::size_t>(h) * 3) {}
   [[nodiscard]] std::int16_t* row(int channel, int y) noexcept {
     return &values[(static_cast<std::size_t>(channel) * static_cast<std::size_t>(height) +
-                    static_cast<std::size_t>(y)) * static_cast<std::size_t>(width)];
+                    static_cast<std::size_t>(y)) *
+                   static_cast<std::size_t>(width)];
   }
 };
 
@@ -218,7 +223,9 @@ void paint_shapes(planes& picture, split_rng& rng) {
 
 // ---- files --------------------------------------------------------------------------------------
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
 
 std::string zero_padded(std::uint64_t value, std::size_t digits) {
   std::string text = std::to_string(value);
@@ -226,7 +233,9 @@ std::string zero_padded(std::uint64_t value, std::size_t digits) {
   return text;
 }
 
-std::size_t digits_of(std::uint64_t value) { return std::to_string(value).size(); }
+std::size_t digits_of(std::uint64_t value) {
+  return std::to_string(value).size();
+}
 
 bool has_jpeg_extension(const std::string& name) {
   // As torchvision: the lower-cased name ends with the extension (".jpg" alone counts too).
@@ -332,30 +341,28 @@ void write_whole_file(const fs::path& path, std::span<const std::byte> data) {
   int err = written == data.size() ? 0 : errno;
   if (std::fclose(file) != 0 && err == 0) err = errno;
   if (err != 0 || written != data.size()) {
-    throw environment_error("cannot write \"" + path.string() + "\": " +
-                            errno_text(err != 0 ? err : EIO));
+    throw environment_error("cannot write \"" + path.string() +
+                            "\": " + errno_text(err != 0 ? err : EIO));
   }
 }
 
 std::string describe(const generated_spec& spec) {
-  return "pinbench generated images, generator " + std::to_string(generator_version) +
-         "\nimages " + std::to_string(spec.images) + "\nwidth " + std::to_string(spec.min_width) +
-         "-" + std::to_string(spec.max_width) + "\nheight " + std::to_string(spec.min_height) +
-         "-" + std::to_string(spec.max_height) + "\nquality " + std::to_string(spec.quality) +
-         "\nclasses " + std::to_string(spec.classes) + "\nseed " + std::to_string(spec.seed) +
-         "\n";
+  return "pinbench generated images, generator " + std::to_string(generator_version) + "\nimages " +
+         std::to_string(spec.images) + "\nwidth " + std::to_string(spec.min_width) + "-" +
+         std::to_string(spec.max_width) + "\nheight " + std::to_string(spec.min_height) + "-" +
+         std::to_string(spec.max_height) + "\nquality " + std::to_string(spec.quality) +
+         "\nclasses " + std::to_string(spec.classes) + "\nseed " + std::to_string(spec.seed) + "\n";
 }
 
 void check_spec(const generated_spec& spec) {
   if (spec.images == 0 || spec.classes < 1 || spec.min_width < 1 ||
-      spec.min_width > spec.max_width || spec.min_height < 1 ||
-      spec.min_height > spec.max_height || spec.quality < 1 || spec.quality > 100) {
-    throw input_error("invalid generated image set: images " + std::to_string(spec.images) +
-                      ", width " + std::to_string(spec.min_width) + "-" +
-                      std::to_string(spec.max_width) + ", height " +
-                      std::to_string(spec.min_height) + "-" + std::to_string(spec.max_height) +
-                      ", quality " + std::to_string(spec.quality) + ", classes " +
-                      std::to_string(spec.classes));
+      spec.min_width > spec.max_width || spec.min_height < 1 || spec.min_height > spec.max_height ||
+      spec.quality < 1 || spec.quality > 100) {
+    throw input_error(
+        "invalid generated image set: images " + std::to_string(spec.images) + ", width " +
+        std::to_string(spec.min_width) + "-" + std::to_string(spec.max_width) + ", height " +
+        std::to_string(spec.min_height) + "-" + std::to_string(spec.max_height) + ", quality " +
+        std::to_string(spec.quality) + ", classes " + std::to_string(spec.classes));
   }
 }
 
@@ -363,19 +370,20 @@ image_list list_generated(const fs::path& dir, const generated_spec& spec) {
   // The marker repeats the spec: a folder of the same name made for another spec (a hash
   // collision, a hand-made copy) is not taken for this one.
   std::ifstream marker(dir / marker_name, std::ios::binary);
-  const std::string recorded((std::istreambuf_iterator<char>(marker)), std::istreambuf_iterator<char>());
+  const std::string recorded((std::istreambuf_iterator<char>(marker)),
+                             std::istreambuf_iterator<char>());
   if (recorded != describe(spec)) {
     throw environment_error("the cached image set \"" + dir.string() + "\" was made for other " +
-                            "parameters (see its " + marker_name + "): remove it and it is made again");
+                            "parameters (see its " + marker_name +
+                            "): remove it and it is made again");
   }
   image_list list;
   const listing_problem problem = list_image_folder(dir, 0, list);
   if (!problem.message.empty() || list.files.size() != spec.images) {
     throw environment_error("the cached image set \"" + dir.string() + "\" is damaged (" +
-                            (problem.message.empty()
-                                 ? std::to_string(list.files.size()) + " of " +
-                                       std::to_string(spec.images) + " images"
-                                 : problem.message) +
+                            (problem.message.empty() ? std::to_string(list.files.size()) + " of " +
+                                                           std::to_string(spec.images) + " images"
+                                                     : problem.message) +
                             "): remove it and it is made again");
   }
   list.generated = true;
@@ -398,7 +406,8 @@ fs::path cache_root() {
   if (std::string dir = variable("XDG_CACHE_HOME"); !dir.empty() && dir.front() == '/') {
     return fs::path(dir) / "pinbench";
   }
-  if (std::string home = variable("HOME"); !home.empty()) return fs::path(home) / ".cache" / "pinbench";
+  if (std::string home = variable("HOME"); !home.empty())
+    return fs::path(home) / ".cache" / "pinbench";
   std::string tmp = variable("TMPDIR");
   if (tmp.empty()) tmp = "/tmp";
   return fs::path(tmp) / "pinbench-cache";
@@ -406,7 +415,9 @@ fs::path cache_root() {
 
 fs::path generated_dir(const generated_spec& spec) {
   std::uint64_t hash = mix64(generator_version + 0x1A6E5E7ull);
-  const auto add = [&hash](std::uint64_t value) { hash = mix64(hash ^ mix64(value + 0x9E3779B97F4A7C15ull)); };
+  const auto add = [&hash](std::uint64_t value) {
+    hash = mix64(hash ^ mix64(value + 0x9E3779B97F4A7C15ull));
+  };
   add(spec.images);
   for (int value : {spec.min_width, spec.max_width, spec.min_height, spec.max_height, spec.quality,
                     spec.classes}) {
@@ -458,7 +469,8 @@ rgb_image synthesize_image(int width, int height, std::uint64_t seed) {
       const int row_start = start[ci] + ((slope_y[ci] * y) >> 6);
       std::array<std::int16_t, waves> gain{};  // each wave's weight on this row, in 1/16 level
       for (std::size_t k = 0; k < waves; ++k) {
-        gain[k] = static_cast<std::int16_t>((wave_weight[k][ci] * wave_y[k][static_cast<std::size_t>(y)]) >> 8);
+        gain[k] = static_cast<std::int16_t>(
+            (wave_weight[k][ci] * wave_y[k][static_cast<std::size_t>(y)]) >> 8);
       }
       const std::int16_t* wx0 = wave_x16[0].data();
       const std::int16_t* wx1 = wave_x16[1].data();
@@ -467,7 +479,8 @@ rgb_image synthesize_image(int width, int height, std::uint64_t seed) {
       std::int16_t* out = picture.row(c, y);
       for (int x = 0; x < width; ++x) {
         out[x] = static_cast<std::int16_t>(
-            row_start + ramp_x[x] + ((wx0[x] * gain[0] + wx1[x] * gain[1] + wx2[x] * gain[2]) >> 8));
+            row_start + ramp_x[x] +
+            ((wx0[x] * gain[0] + wx1[x] * gain[1] + wx2[x] * gain[2]) >> 8));
       }
     }
   }
@@ -509,7 +522,8 @@ rgb_image synthesize_image(int width, int height, std::uint64_t seed) {
     detail_mask.row(y, mask_row.data());
     for (std::size_t x = 0; x < w; ++x) {
       const int strength = std::clamp(mask_row[x] + 224, 0, 256);  // in 1/256
-      const int grain = ((noise[2 * x] + noise[2 * x + 1] - 255) * grain_amplitude) >> (8 - frac_bits);
+      const int grain =
+          ((noise[2 * x] + noise[2 * x + 1] - 255) * grain_amplitude) >> (8 - frac_bits);
       texture[x] = coarse_row[x] + (((medium_row[x] + fine_row[x] + grain) * strength) >> 8);
     }
     std::uint8_t* out = &img.pixels[static_cast<std::size_t>(y) * w * 3];
@@ -518,12 +532,14 @@ rgb_image synthesize_image(int width, int height, std::uint64_t seed) {
       const std::int16_t* base = picture.row(c, y);
       const std::uint8_t* channel_noise = noise + 2 * w * static_cast<std::size_t>(c + 1);
       for (std::size_t x = 0; x < w; ++x) {
-        const int sensor = ((channel_noise[2 * x] + channel_noise[2 * x + 1] - 255) *
-                            noise_amplitude) >> (8 - frac_bits);
+        const int sensor =
+            ((channel_noise[2 * x] + channel_noise[2 * x + 1] - 255) * noise_amplitude) >>
+            (8 - frac_bits);
         const int v = base[x] + ((texture[x] * gain) >> 8) + sensor;
         value[x] = std::clamp((v + (1 << (frac_bits - 1))) >> frac_bits, 0, 255);
       }
-      for (std::size_t x = 0; x < w; ++x) out[x * 3 + static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(value[x]);
+      for (std::size_t x = 0; x < w; ++x)
+        out[x * 3 + static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(value[x]);
     }
   }
   return img;
@@ -545,19 +561,22 @@ image_list ensure_generated(const generated_spec& spec) {
   std::random_device entropy;
   const std::uint64_t tag = mix64((static_cast<std::uint64_t>(entropy()) << 32) ^ entropy());
   temp_tree temp(dir.string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                       zero_padded(tag % 1000000000ull, 9));
+                 zero_padded(tag % 1000000000ull, 9));
   if (!fs::create_directory(temp.path(), ec) || ec) {
     throw environment_error("cannot write into the image cache folder \"" + parent.string() +
                             "\": " + (ec ? ec.message() : std::string("the name is taken")));
   }
 
-  const std::size_t class_digits = std::max<std::size_t>(3, digits_of(static_cast<std::uint64_t>(spec.classes - 1)));
+  const std::size_t class_digits =
+      std::max<std::size_t>(3, digits_of(static_cast<std::uint64_t>(spec.classes - 1)));
   const std::size_t image_digits = std::max<std::size_t>(6, digits_of(spec.images - 1));
   std::vector<fs::path> class_dirs;
   for (int c = 0; c < spec.classes; ++c) {
-    class_dirs.push_back(temp.path() / ("class_" + zero_padded(static_cast<std::uint64_t>(c), class_digits)));
+    class_dirs.push_back(temp.path() /
+                         ("class_" + zero_padded(static_cast<std::uint64_t>(c), class_digits)));
     if (!fs::create_directory(class_dirs.back(), ec) || ec) {
-      throw environment_error("cannot create \"" + class_dirs.back().string() + "\": " + ec.message());
+      throw environment_error("cannot create \"" + class_dirs.back().string() +
+                              "\": " + ec.message());
     }
   }
   for (std::uint64_t i = 0; i < spec.images; ++i) {
@@ -567,7 +586,8 @@ image_list ensure_generated(const generated_spec& spec) {
     const int height = size_rng.integer(spec.min_height, spec.max_height);
     const rgb_image img = synthesize_image(width, height, image_seed(spec, i));
     const std::vector<std::byte> jpeg = encode_jpeg(img, spec.quality);
-    const fs::path& class_dir = class_dirs[static_cast<std::size_t>(i % static_cast<std::uint64_t>(spec.classes))];
+    const fs::path& class_dir =
+        class_dirs[static_cast<std::size_t>(i % static_cast<std::uint64_t>(spec.classes))];
     write_whole_file(class_dir / ("img_" + zero_padded(i, image_digits) + ".jpg"), jpeg);
   }
   const std::string marker = describe(spec);
@@ -581,12 +601,11 @@ image_list ensure_generated(const generated_spec& spec) {
     // Another process finished the same set first: its copy is as good as ours (and ours is
     // removed with `temp`).
     if (!fs::exists(dir / marker_name, ec)) {
-      throw environment_error("cannot move the generated images into \"" + dir.string() +
-                              "\": " + errno_text(err) +
-                              (fs::exists(dir, ec) ? " (a folder without \"" +
-                                                         std::string(marker_name) +
-                                                         "\" is in the way: remove it)"
-                                                   : ""));
+      throw environment_error(
+          "cannot move the generated images into \"" + dir.string() + "\": " + errno_text(err) +
+          (fs::exists(dir, ec)
+               ? " (a folder without \"" + std::string(marker_name) + "\" is in the way: remove it)"
+               : ""));
     }
   }
   return list_generated(dir, spec);
@@ -596,20 +615,24 @@ namespace {
 std::atomic<std::uint64_t> folder_scans{0};
 }  // namespace
 
-std::uint64_t image_folder_scans() noexcept { return folder_scans.load(); }
+std::uint64_t image_folder_scans() noexcept {
+  return folder_scans.load();
+}
 
 image_list scan_image_folder(const fs::path& dir, std::uint64_t limit, const std::string& source,
                              const std::string& json_path) {
   folder_scans.fetch_add(1);
   const std::string expected =
       "expected an existing folder of JPEG images (ImageFolder layout: one subfolder per class), "
-      "got \"" + dir.string() + "\": ";
+      "got \"" +
+      dir.string() + "\": ";
   std::error_code ec;
   const fs::file_status status = fs::status(dir, ec);
   if (!fs::exists(status)) {
-    throw input_error(source, json_path,
-                      expected + (ec && ec != std::errc::no_such_file_or_directory ? ec.message()
-                                                                                    : "no such folder"));
+    throw input_error(
+        source, json_path,
+        expected +
+            (ec && ec != std::errc::no_such_file_or_directory ? ec.message() : "no such folder"));
   }
   if (!fs::is_directory(status)) throw input_error(source, json_path, expected + "not a folder");
   image_list list;

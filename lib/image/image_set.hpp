@@ -18,19 +18,19 @@ struct image_entry {
 };
 
 struct image_list {
-  std::filesystem::path root;        ///< the folder the files are in
-  std::vector<image_entry> files;    ///< ImageFolder order: classes sorted, then file names
-  std::uint64_t total_bytes = 0;     ///< the files' sizes added up
-  bool generated = false;            ///< pinbench made them (false: the user's folder)
+  std::filesystem::path root;      ///< the folder the files are in
+  std::vector<image_entry> files;  ///< ImageFolder order: classes sorted, then file names
+  std::uint64_t total_bytes = 0;   ///< the files' sizes added up
+  bool generated = false;          ///< pinbench made them (false: the user's folder)
 };
 
 /// What generated images look like: sizes drawn uniformly in the ranges, JPEG quality, seed.
 struct generated_spec {
   std::uint64_t images = 256;
-  int min_width = 400, max_width = 600;   ///< around ImageNet's typical 500 x 375
+  int min_width = 400, max_width = 600;  ///< around ImageNet's typical 500 x 375
   int min_height = 300, max_height = 450;
   int quality = 90;
-  int classes = 10;                       ///< class folders the images are spread over
+  int classes = 10;  ///< class folders the images are spread over
   std::uint64_t seed = 0;
 };
 
@@ -58,8 +58,7 @@ struct generated_spec {
 /// Throws input_error(source, json_path, ...) when the folder is missing, not a folder, or holds
 /// no JPEG file.
 [[nodiscard]] image_list scan_image_folder(const std::filesystem::path& dir, std::uint64_t limit,
-                                           const std::string& source,
-                                           const std::string& json_path);
+                                           const std::string& source, const std::string& json_path);
 
 /// How many times scan_image_folder listed a folder in this process (the test that a run lists
 /// a user's folder once reads it).

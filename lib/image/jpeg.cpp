@@ -29,7 +29,8 @@ class turbo_handle {
 
 std::string library_message(tjhandle handle) {
   const char* text = tjGetErrorStr2(handle);
-  return text != nullptr && *text != '\0' ? std::string(text) : std::string("unknown libjpeg-turbo error");
+  return text != nullptr && *text != '\0' ? std::string(text)
+                                          : std::string("unknown libjpeg-turbo error");
 }
 
 // One handle per thread: a handle holds libjpeg's state and is not safe to share.
@@ -87,10 +88,10 @@ jpeg_header header_of(tjhandle handle, std::span<const std::byte> file, std::uin
 }  // namespace
 
 pixel_budget_error::pixel_budget_error(int width, int height, std::uint64_t budget)
-    : image_error(std::to_string(width) + "x" + std::to_string(height) + " = " +
-                  std::to_string(static_cast<std::uint64_t>(width) *
-                                 static_cast<std::uint64_t>(height)) +
-                  " pixels, over the decode's budget of " + std::to_string(budget) + " pixels"),
+    : image_error(
+          std::to_string(width) + "x" + std::to_string(height) + " = " +
+          std::to_string(static_cast<std::uint64_t>(width) * static_cast<std::uint64_t>(height)) +
+          " pixels, over the decode's budget of " + std::to_string(budget) + " pixels"),
       width_(width),
       height_(height),
       budget_(budget) {}
@@ -110,8 +111,8 @@ void decode_jpeg(std::span<const std::byte> file, rgb_image& out, std::uint64_t 
   out.height = header.height;
   out.pixels.resize(out.bytes());
   // Default DCT and fancy upsampling, as PIL decodes; a warning (truncated data) aborts.
-  if (tjDecompress2(handle, bytes_of(file), file.size(), out.pixels.data(), header.width,
-                    0, header.height, TJPF_RGB, TJFLAG_STOPONWARNING) != 0) {
+  if (tjDecompress2(handle, bytes_of(file), file.size(), out.pixels.data(), header.width, 0,
+                    header.height, TJPF_RGB, TJFLAG_STOPONWARNING) != 0) {
     std::string message = library_message(handle);
     out.width = 0;
     out.height = 0;

@@ -42,9 +42,13 @@ const kind_spec* find(std::string_view kind) {
   return nullptr;
 }
 
-scoped_kind::scoped_kind(kind_spec kind) { add(std::move(kind)); }
+scoped_kind::scoped_kind(kind_spec kind) {
+  add(std::move(kind));
+}
 
-scoped_kind::~scoped_kind() { registered().pop_back(); }
+scoped_kind::~scoped_kind() {
+  registered().pop_back();
+}
 
 void add(kind_spec kind) {
   if (find(kind.kind) != nullptr)

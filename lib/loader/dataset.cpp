@@ -100,7 +100,8 @@ dataset::dataset(const dataset_spec& spec) : spec_(spec) {
   if (spec_.samples == 0 || spec_.sample_bytes == 0)
     throw input_error("loader: the dataset needs at least one sample of at least one byte");
   if (spec_.cpu_per_sample_ns > 0) {
-    const double units = static_cast<double>(spec_.cpu_per_sample_ns) / calibrate_cpu_work().ns_per_unit;
+    const double units =
+        static_cast<double>(spec_.cpu_per_sample_ns) / calibrate_cpu_work().ns_per_unit;
     units_ = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(units)));
   }
 
@@ -137,8 +138,7 @@ dataset::dataset(const dataset_spec& spec) : spec_(spec) {
   file_ = name;
   ::unlink(name.c_str());
   std::vector<std::byte> chunk;
-  const std::size_t per_chunk =
-      std::max<std::size_t>(1, (4u << 20) / spec_.sample_bytes);
+  const std::size_t per_chunk = std::max<std::size_t>(1, (4u << 20) / spec_.sample_bytes);
   for (std::uint64_t first = 0; first < spec_.samples; first += per_chunk) {
     // A large file takes seconds to write: Ctrl-C must not wait for it.
     if (interrupt_requested()) {
@@ -148,7 +148,8 @@ dataset::dataset(const dataset_spec& spec) : spec_(spec) {
     }
     const std::uint64_t n = std::min<std::uint64_t>(per_chunk, spec_.samples - first);
     chunk.resize(n * spec_.sample_bytes);
-    for (std::uint64_t i = 0; i < n; ++i) raw_bytes(first + i, chunk.data() + i * spec_.sample_bytes);
+    for (std::uint64_t i = 0; i < n; ++i)
+      raw_bytes(first + i, chunk.data() + i * spec_.sample_bytes);
     std::size_t done = 0;
     while (done < chunk.size()) {
       const ::ssize_t w = ::pwrite(fd_, chunk.data() + done, chunk.size() - done,
@@ -191,7 +192,8 @@ void dataset::raw_bytes(std::uint64_t index, std::byte* out) const {
 void dataset::produce(std::uint64_t index, std::byte* out, sample_header& header,
                       sample_cost* cost) const {
   if (index >= spec_.samples)
-    throw loader_error(fmt::format("sample {} is out of range (dataset of {})", index, spec_.samples));
+    throw loader_error(
+        fmt::format("sample {} is out of range (dataset of {})", index, spec_.samples));
   if (spec_.fail_at_sample >= 0 && index == static_cast<std::uint64_t>(spec_.fail_at_sample))
     throw loader_error(fmt::format("producing sample {} failed (injected fault)", index));
 
@@ -201,7 +203,7 @@ void dataset::produce(std::uint64_t index, std::byte* out, sample_header& header
     sample_cost ignored;
     jpeg_->produce(index, out, header.checksum, cost != nullptr ? *cost : ignored);
     if (header.checksum == 0) return;  // skipped as corrupt: no further work on zeros
-    if (units_ != 0) {  // cpu_per_sample: more work on top of the transform
+    if (units_ != 0) {                 // cpu_per_sample: more work on top of the transform
       const std::uint64_t h = mix64(header.checksum ^ cpu_work(out, n, units_, index));
       header.checksum = h == 0 ? 1 : h;
     }
@@ -213,20 +215,21 @@ void dataset::produce(std::uint64_t index, std::byte* out, sample_header& header
   } else {
     std::size_t done = 0;
     while (done < n) {
-      const ::ssize_t r = ::pread(fd_, out + done, n - done,
-                                  static_cast<::off_t>(index * n + done));
+      const ::ssize_t r =
+          ::pread(fd_, out + done, n - done, static_cast<::off_t>(index * n + done));
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0)
         throw loader_error(fmt::format("reading sample {} from {} failed: {}", index,
-                                       file_.string(), r == 0 ? "unexpected end of file"
-                                                              : std::strerror(errno)));
+                                       file_.string(),
+                                       r == 0 ? "unexpected end of file" : std::strerror(errno)));
       done += static_cast<std::size_t>(r);
     }
   }
 
   std::uint64_t units = units_;
   if (spec_.burst_every != 0 && index % spec_.burst_every < spec_.burst_length)
-    units = static_cast<std::uint64_t>(std::llround(static_cast<double>(units) * spec_.burst_factor));
+    units =
+        static_cast<std::uint64_t>(std::llround(static_cast<double>(units) * spec_.burst_factor));
   header.index = index;
   header.checksum = cpu_work(out, n, units, index);
 }

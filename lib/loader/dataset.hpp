@@ -28,7 +28,7 @@ struct sample_cost {
   std::int64_t decode_ns = 0;   ///< JPEG to RGB
   std::int64_t augment_ns = 0;  ///< crop, resize, flip, to tensor (and normalise)
   std::uint64_t bytes_read = 0;
-  bool skipped = false;         ///< a corrupt file, skipped (skip_corrupt): the sample is zeros
+  bool skipped = false;  ///< a corrupt file, skipped (skip_corrupt): the sample is zeros
 };
 
 /// The jpeg source: files decoded and put through torchvision's training transform.
@@ -42,19 +42,19 @@ struct jpeg_spec {
   /// An image whose header declares more pixels is refused before it is decoded (the
   /// dataset.max_pixels param): a worker's RGB buffer holds 3 bytes per pixel.
   std::uint64_t max_pixels = image::default_max_pixels;
-  std::uint64_t seed = 0;          ///< crops and flips: sample i draws from (seed, i)
+  std::uint64_t seed = 0;  ///< crops and flips: sample i draws from (seed, i)
 };
 
 struct dataset_spec {
   std::uint64_t samples = 4096;
   std::size_t sample_bytes = 128 * 1024;  ///< jpeg: tensor_bytes(crop, format), set by the source
-  std::int64_t cpu_per_sample_ns = 0;  ///< CPU work per sample, calibrated on this CPU
+  std::int64_t cpu_per_sample_ns = 0;     ///< CPU work per sample, calibrated on this CPU
   enum class source_kind { memory, file, jpeg } source = source_kind::memory;
-  bool cold_cache = false;             ///< file, jpeg: drop the files' pages before every epoch
-  std::filesystem::path dir;           ///< file: where the file is made (empty: $TMPDIR or /tmp)
+  bool cold_cache = false;    ///< file, jpeg: drop the files' pages before every epoch
+  std::filesystem::path dir;  ///< file: where the file is made (empty: $TMPDIR or /tmp)
   jpeg_spec jpeg;
   /// Bursts: samples with (index % burst_every) < burst_length cost burst_factor times as much.
-  std::uint64_t burst_every = 0;       ///< 0 = no bursts
+  std::uint64_t burst_every = 0;  ///< 0 = no bursts
   std::uint64_t burst_length = 0;
   double burst_factor = 1.0;
   /// Fault injection for tests: producing this sample throws loader_error. -1 = never.
@@ -84,8 +84,9 @@ class dataset {
  public:
   /// Makes the backing storage: an in-memory block (memory), or a file of samples x sample_bytes
   /// written once (file) and unlinked at once: the open descriptor keeps it readable until the
-  /// destructor closes it, and nothing is left behind even when the process is killed. Throws environment_error when the file
-  /// cannot be made (no space: the message says how much is needed and free).
+  /// destructor closes it, and nothing is left behind even when the process is killed. Throws
+  /// environment_error when the file cannot be made (no space: the message says how much is needed
+  /// and free).
   explicit dataset(const dataset_spec& spec);
   ~dataset();
   dataset(const dataset&) = delete;

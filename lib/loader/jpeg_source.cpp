@@ -90,8 +90,7 @@ jpeg_source::jpeg_source(const dataset_spec& spec) : spec_(spec.jpeg) {
     if (g.images == 0) g.images = spec.samples;
     images_ = std::make_shared<const image::image_list>(image::ensure_generated(g));
   }
-  if (images_->files.empty())
-    throw input_error("loader: the jpeg dataset has no image to read");
+  if (images_->files.empty()) throw input_error("loader: the jpeg dataset has no image to read");
 }
 
 std::size_t jpeg_source::sample_bytes() const noexcept {
@@ -127,11 +126,11 @@ void jpeg_source::produce(std::uint64_t index, std::byte* out, std::uint64_t& ch
   } catch (const image::image_error& e) {
     std::string reason = e.what();
     if (const auto* big = dynamic_cast<const image::pixel_budget_error*>(&e))
-      reason = fmt::format("{}x{} = {} pixels, over dataset.max_pixels {} (raise it to decode "
-                           "this image)",
-                           big->width(), big->height(), big->pixels(), big->budget());
-    if (!spec_.skip_corrupt)
-      throw loader_error(fmt::format("{}: {}", entry.path.string(), reason));
+      reason = fmt::format(
+          "{}x{} = {} pixels, over dataset.max_pixels {} (raise it to decode "
+          "this image)",
+          big->width(), big->height(), big->pixels(), big->budget());
+    if (!spec_.skip_corrupt) throw loader_error(fmt::format("{}: {}", entry.path.string(), reason));
     std::memset(out, 0, sample_bytes());
     checksum = 0;
     cost.decode_ns = now_ns() - t1;
@@ -144,7 +143,8 @@ void jpeg_source::produce(std::uint64_t index, std::byte* out, std::uint64_t& ch
 
   // The sample's own random stream: the same crop and flip in every epoch and in verification.
   image::sample_rng rng(mix64(spec_.seed ^ mix64(index + 0x9E3779B97F4A7C15ull)));
-  const image::crop_box box = image::random_resized_crop_box(s.decoded.width, s.decoded.height, rng);
+  const image::crop_box box =
+      image::random_resized_crop_box(s.decoded.width, s.decoded.height, rng);
   const bool flip = rng.uniform(0.0, 1.0) < 0.5;
   image::resize_to_tensor(s.decoded, box, spec_.crop, flip, spec_.format, out, s.resize);
   cost.augment_ns = now_ns() - t2;

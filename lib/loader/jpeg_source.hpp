@@ -32,7 +32,8 @@ class jpeg_source {
   /// Reads, decodes and transforms sample `index` (file index % images) into `out`. A file that
   /// does not decode throws loader_error naming it, or with skip_corrupt gives a zero sample
   /// (checksum 0) and is counted. Thread-safe.
-  void produce(std::uint64_t index, std::byte* out, std::uint64_t& checksum, sample_cost& cost) const;
+  void produce(std::uint64_t index, std::byte* out, std::uint64_t& checksum,
+               sample_cost& cost) const;
 
   /// Files skipped as corrupt so far, and the first few of their paths with the reason.
   [[nodiscard]] std::uint64_t skipped() const noexcept { return skipped_.load(); }

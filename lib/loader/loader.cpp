@@ -132,8 +132,8 @@ struct epoch::state {
   std::map<std::uint64_t, result> ready;  // the reorder buffer, by batch number
   std::uint64_t next_task = 0;            // next batch number to dispatch
   std::size_t next_worker = 0;
-  std::size_t outstanding = 0;            // dispatched and not yet handed to the consumer
-  std::uint64_t next_number = 0;          // next batch the consumer receives
+  std::size_t outstanding = 0;    // dispatched and not yet handed to the consumer
+  std::uint64_t next_number = 0;  // next batch the consumer receives
   std::map<std::uint32_t, pinned_lease> handed_out;  // leases the consumer holds
   epoch_stats counters;
 
@@ -142,8 +142,13 @@ struct epoch::state {
 
   state(const dataset& d, const loader_spec& s, std::uint64_t number, device::backend& b,
         pinned_pool* p)
-      : data(d), spec(s), dev(b), pool(p), plan(epoch_batches(d.size(), s, number)),
-        bound(max_outstanding(s)), bytes_per_batch(batch_bytes(s.batch_size, d.sample_bytes())),
+      : data(d),
+        spec(s),
+        dev(b),
+        pool(p),
+        plan(epoch_batches(d.size(), s, number)),
+        bound(max_outstanding(s)),
+        bytes_per_batch(batch_bytes(s.batch_size, d.sample_bytes())),
         epoch_number(number) {}
 
   [[nodiscard]] bool threaded() const { return spec.num_workers > 0; }
@@ -680,7 +685,9 @@ void epoch::release(batch& b, device::stream* stream) {
   b.data = nullptr;
 }
 
-std::size_t epoch::batch_count() const noexcept { return state_->plan.size(); }
+std::size_t epoch::batch_count() const noexcept {
+  return state_->plan.size();
+}
 
 epoch_stats epoch::stats() const {
   std::lock_guard lock(state_->mutex);

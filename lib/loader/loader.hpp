@@ -34,12 +34,12 @@ enum class worker_method { thread, process };
 
 struct loader_spec {
   std::size_t batch_size = 64;
-  int num_workers = 2;       ///< 0: batches are built in the consuming thread
-  int prefetch_factor = 2;   ///< batches outstanding per worker (ignored with 0 workers)
+  int num_workers = 2;      ///< 0: batches are built in the consuming thread
+  int prefetch_factor = 2;  ///< batches outstanding per worker (ignored with 0 workers)
   bool pin_memory = true;
   bool shuffle = false;
   bool drop_last = false;
-  std::uint64_t seed = 0;    ///< shuffle seed; epoch e uses seed + e
+  std::uint64_t seed = 0;  ///< shuffle seed; epoch e uses seed + e
   worker_method method = worker_method::thread;
   /// Process workers kept from one epoch to the next (with a kept_workers from the caller);
   /// without it each epoch starts its own and stops them at its end.
@@ -60,7 +60,8 @@ struct loader_spec {
                                                                     std::uint64_t epoch);
 
 /// The bytes of a batch of `count` samples: the headers first, then the samples, contiguous.
-[[nodiscard]] constexpr std::size_t batch_bytes(std::size_t count, std::size_t sample_bytes) noexcept {
+[[nodiscard]] constexpr std::size_t batch_bytes(std::size_t count,
+                                                std::size_t sample_bytes) noexcept {
   return count * (sizeof(sample_header) + sample_bytes);
 }
 
@@ -105,7 +106,7 @@ struct epoch_stats {
   /// From starting the workers to the last one running (threads) or saying it is ready
   /// (processes); -1 when this epoch started none or they are not all up yet.
   std::int64_t worker_startup_ns = -1;
-  std::uint64_t peak_shm_bytes = 0;      ///< process workers: segments mapped here at once, most
+  std::uint64_t peak_shm_bytes = 0;  ///< process workers: segments mapped here at once, most
 };
 
 /// Worker processes kept across epochs (persistent_workers), owned by the caller and handed to

@@ -122,8 +122,8 @@ class caching_host_allocator final : public leasing_pool<pool_block> {
         refuse(fmt::format(
             "pinned_limit reached: a batch needs a {} block, the pinned pool holds {} of its "
             "pinned_limit {} ({} blocks, {} in use)",
-            format_bytes(capacity), format_bytes(stats_.reserved_bytes),
-            format_bytes(limit_bytes_), stats_.blocks, format_bytes(stats_.in_use_bytes)));
+            format_bytes(capacity), format_bytes(stats_.reserved_bytes), format_bytes(limit_bytes_),
+            stats_.blocks, format_bytes(stats_.in_use_bytes)));
       pool_block b;
       b.buf = alloc_pinned(dev_, capacity);
       b.capacity = capacity;
@@ -190,9 +190,9 @@ class pinned_ring final : public leasing_pool<ring_slot> {
     if (slots == 0) throw input_error("pinned ring: needs at least one slot");
     const std::uint64_t total = static_cast<std::uint64_t>(slots) * slot_bytes;
     if (limit_bytes != 0 && total > limit_bytes)
-      refuse(fmt::format("pinned_limit reached: a ring of {} slots of {} needs {}, pinned_limit is {}",
-                         slots, format_bytes(slot_bytes), format_bytes(total),
-                         format_bytes(limit_bytes)));
+      refuse(fmt::format(
+          "pinned_limit reached: a ring of {} slots of {} needs {}, pinned_limit is {}", slots,
+          format_bytes(slot_bytes), format_bytes(total), format_bytes(limit_bytes)));
     for (std::size_t i = 0; i < slots; ++i) {
       ring_slot s;
       s.buf = alloc_pinned(dev_, slot_bytes);

@@ -45,7 +45,9 @@ struct reply_header {
 };
 constexpr std::size_t max_text = 2048;
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
 
 void send_reply(int fd, reply_header h, const std::string& text, int segment) {
   const std::size_t n = std::min(text.size(), max_text);
@@ -77,13 +79,13 @@ std::uint64_t shm_free_bytes() {
 // One batch into a new segment: created in /dev/shm and unlinked at once (only the descriptors
 // keep it), sized with posix_fallocate so that a full /dev/shm is an error here rather than a
 // SIGBUS on the first write. Returns the descriptor; throws loader_error.
-int build_segment(const dataset& data, const std::vector<std::uint64_t>& indices,
-                  std::uint64_t seq, reply_header& h) {
+int build_segment(const dataset& data, const std::vector<std::uint64_t>& indices, std::uint64_t seq,
+                  reply_header& h) {
   h.samples = indices.size();
   h.bytes = batch_bytes(indices.size(), data.sample_bytes());
   const bool costs = data.jpeg() != nullptr;
-  h.mapped_bytes = std::max<std::size_t>(
-      1, h.bytes + (costs ? indices.size() * sizeof(sample_cost) : 0));
+  h.mapped_bytes =
+      std::max<std::size_t>(1, h.bytes + (costs ? indices.size() * sizeof(sample_cost) : 0));
   const std::string name = fmt::format("/pinbench-{}-{}", ::getpid(), seq);
   const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) throw loader_error(fmt::format("shm_open {}: {}", name, errno_text(errno)));
@@ -91,17 +93,20 @@ int build_segment(const dataset& data, const std::vector<std::uint64_t>& indices
   struct closer {
     int fd;
     bool keep = false;
-    ~closer() { if (!keep) ::close(fd); }
+    ~closer() {
+      if (!keep) ::close(fd);
+    }
   } guard{fd};
   if (const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(h.mapped_bytes)); rc != 0) {
     if (rc == ENOSPC)
-      throw loader_error(fmt::format(
-          "/dev/shm has no room for a batch of {} ({} free): enlarge it (docker run "
-          "--shm-size) or use a smaller batch_size, prefetch_factor or num_workers",
-          format_bytes(h.mapped_bytes), format_bytes(shm_free_bytes())));
+      throw loader_error(
+          fmt::format("/dev/shm has no room for a batch of {} ({} free): enlarge it (docker run "
+                      "--shm-size) or use a smaller batch_size, prefetch_factor or num_workers",
+                      format_bytes(h.mapped_bytes), format_bytes(shm_free_bytes())));
     throw loader_error(fmt::format("sizing a shared-memory segment: {}", errno_text(rc)));
   }
-  void* p = ::mmap(nullptr, h.mapped_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  void* p =
+      ::mmap(nullptr, h.mapped_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   if (p == MAP_FAILED) throw loader_error(fmt::format("mapping a segment: {}", errno_text(errno)));
   auto* base = static_cast<std::byte*>(p);
   sample_cost* cost_area = costs ? reinterpret_cast<sample_cost*>(base + h.bytes) : nullptr;
@@ -264,7 +269,9 @@ process_workers::process_workers(const dataset& data, const loader_spec& spec, i
   }
 }
 
-process_workers::~process_workers() { stop(); }
+process_workers::~process_workers() {
+  stop();
+}
 
 bool process_workers::send_task(int w, std::uint64_t epoch, std::uint64_t number) noexcept {
   task_record t;
@@ -313,8 +320,12 @@ worker_message process_workers::receive(int w) {
   m.sent_at_ns = h.sent_at_ns;
   m.text.assign(text, std::min<std::size_t>(h.text_bytes, static_cast<std::size_t>(n) - sizeof h));
   switch (h.type) {
-    case wire::ready: m.what = worker_message::kind::ready; break;
-    case wire::error: m.what = worker_message::kind::error; break;
+    case wire::ready:
+      m.what = worker_message::kind::ready;
+      break;
+    case wire::error:
+      m.what = worker_message::kind::error;
+      break;
     case wire::batch: {
       m.what = worker_message::kind::batch;
       if (segment < 0) {

@@ -43,8 +43,8 @@ struct worker_message {
   std::uint64_t epoch = 0;   ///< the epoch the task belonged to
   std::uint64_t number = 0;  ///< batch number in that epoch
   std::size_t samples = 0;
-  std::size_t bytes = 0;        ///< the batch (headers, then samples)
-  std::byte* mapping = nullptr; ///< the segment, mapped read-write here (batch, then costs)
+  std::size_t bytes = 0;         ///< the batch (headers, then samples)
+  std::byte* mapping = nullptr;  ///< the segment, mapped read-write here (batch, then costs)
   std::size_t mapped_bytes = 0;
   std::int64_t build_ns = 0;
   std::int64_t sent_at_ns = 0;  ///< now_ns() in the worker when the batch (or hello) was ready

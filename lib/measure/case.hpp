@@ -17,7 +17,7 @@ struct sampling {
   int warmup = 3;
   int min_samples = 10;
   int max_samples = 200;
-  double max_noise = 0.01;            ///< relative standard deviation to reach
+  double max_noise = 0.01;  ///< relative standard deviation to reach
   std::int64_t min_time_ns = 200'000'000;
   std::int64_t timeout_ns = 10'000'000'000;
 };
@@ -32,8 +32,9 @@ struct case_params {
 
 /// One point of the matrix: what an engine runs.
 struct case_spec {
-  std::string id;  ///< "memory=pinned,bytes=1MiB" from the matrix values as written; "default" when no matrix
-  nlohmann::json params;  ///< complete and normalised (what the result shows)
+  std::string id;  ///< "memory=pinned,bytes=1MiB" from the matrix values as written; "default" when
+                   ///< no matrix
+  nlohmann::json params;                     ///< complete and normalised (what the result shows)
   std::shared_ptr<const case_params> typed;  ///< the same params, parsed by the kind
   struct sampling sampling;
   std::string source;  ///< the scenario's file (relative paths in params resolve against it)

@@ -8,9 +8,13 @@ namespace {
 thread_local input_cache* current = nullptr;
 }  // namespace
 
-input_cache::input_cache() : outer_(current) { current = this; }
+input_cache::input_cache() : outer_(current) {
+  current = this;
+}
 
-input_cache::~input_cache() { current = outer_; }
+input_cache::~input_cache() {
+  current = outer_;
+}
 
 std::shared_ptr<const void> input_cache::get(
     const std::string& key, const std::function<std::shared_ptr<const void>()>& make) {
@@ -21,7 +25,9 @@ std::shared_ptr<const void> input_cache::get(
 }
 
 namespace detail {
-input_cache* current_input_cache() noexcept { return current; }
+input_cache* current_input_cache() noexcept {
+  return current;
+}
 }  // namespace detail
 
 }  // namespace pinbench::measure

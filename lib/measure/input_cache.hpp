@@ -42,8 +42,8 @@ template <class T>
 std::shared_ptr<const T> cached_input(const std::string& key, const std::function<T()>& make) {
   input_cache* cache = detail::current_input_cache();
   if (cache == nullptr) return std::make_shared<const T>(make());
-  return std::static_pointer_cast<const T>(
-      cache->get(key, [&] { return std::shared_ptr<const void>(std::make_shared<const T>(make())); }));
+  return std::static_pointer_cast<const T>(cache->get(
+      key, [&] { return std::shared_ptr<const void>(std::make_shared<const T>(make())); }));
 }
 
 }  // namespace pinbench::measure

@@ -94,9 +94,9 @@ void measure_case(result::case_result& r, const sampling& rule, const sample_loo
   }
 
   if (stop_rule.count() == 0) throw interrupted_error();
-  r.stopped = cut ? result::stop_reason::interrupted
-                  : agreed_early ? stop_rule.reason_when_told_to_stop()
-                                 : stop_rule.reason();
+  r.stopped = cut            ? result::stop_reason::interrupted
+              : agreed_early ? stop_rule.reason_when_told_to_stop()
+                             : stop_rule.reason();
   if (r.stopped == result::stop_reason::interrupted) r.status = result::case_status::interrupted;
   verify_case(r, loop.verify);
 }

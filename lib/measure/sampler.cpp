@@ -9,7 +9,9 @@ namespace pinbench::measure {
 
 sampler::sampler(const sampling& rule) : rule_(rule) {}
 
-void sampler::start() { start_ns_ = now_ns(); }
+void sampler::start() {
+  start_ns_ = now_ns();
+}
 
 void sampler::add(double headline_value) {
   ++n_;

@@ -78,7 +78,8 @@ std::string to_csv(const result::run_result& r) {
       for (const auto& m : c.metrics) {
         const auto sum = result::finite_summary(m);
         auto row = lead;
-        for (const auto& v : {m.name, m.unit, std::string(result::to_string(m.better)), std::to_string(sum.n)})
+        for (const auto& v :
+             {m.name, m.unit, std::string(result::to_string(m.better)), std::to_string(sum.n)})
           row.push_back(v);
         for (double v : {sum.median, sum.mean, sum.min, sum.max, sum.q1, sum.q3, sum.stdev})
           row.push_back(sum.n == 0 ? std::string() : exact_number(v));

@@ -21,15 +21,19 @@ constexpr std::size_t max_trial_rows = 16;
 
 tone status_tone(result::case_status status) {
   switch (status) {
-    case result::case_status::ok: return tone::good;
-    case result::case_status::error: return tone::bad;
-    default: return tone::caution;
+    case result::case_status::ok:
+      return tone::good;
+    case result::case_status::error:
+      return tone::bad;
+    default:
+      return tone::caution;
   }
 }
 
 document::notes environment_notes(const result::run_result& r) {
   document::notes n;
-  for (const auto& w : detail::environment_warnings(r)) n.items.push_back({"warning", w, tone::caution});
+  for (const auto& w : detail::environment_warnings(r))
+    n.items.push_back({"warning", w, tone::caution});
   return n;
 }
 
@@ -38,7 +42,7 @@ document::table cases_table(const result::scenario_result& s, std::size_t messag
   document::table t;
   for (const auto& c : g.columns)
     t.columns.push_back({c.header, c.alignment == detail::align::right ? document::align::right
-                                                                        : document::align::left});
+                                                                       : document::align::left});
   for (std::size_t r = 0; r < g.rows.size(); ++r) {
     std::vector<document::cell> row;
     for (std::size_t i = 0; i < g.rows[r].size(); ++i)
@@ -94,8 +98,7 @@ document::section trials_section(const result::tune_block& t) {
     }
     std::string label = trial.label.empty() ? "(defaults)" : trial.label;
     if (t.baseline == i) label += " (in use)";
-    std::vector<document::cell> row{{t.chosen == i ? "->" : "", tone::strong},
-                                    {label}};
+    std::vector<document::cell> row{{t.chosen == i ? "->" : "", tone::strong}, {label}};
     for (const auto& c : columns) {
       const auto it = std::find_if(trial.cells.begin(), trial.cells.end(),
                                    [&](const auto& cell) { return cell.first == c; });
@@ -121,7 +124,7 @@ std::vector<document::block> tune_reasons(const result::tune_block& t) {
         {{"note",
           "the search was cut short (" +
               (t.stopped_by == result::search_stop::budget ? std::string("its --budget was spent")
-                                                            : std::string(to_string(t.stopped_by))) +
+                                                           : std::string(to_string(t.stopped_by))) +
               "): the answer is the best of the " + std::to_string(t.trials.size()) +
               " trial(s) above",
           tone::caution}}});
@@ -145,7 +148,8 @@ document::document run_document(const result::run_result& r, std::size_t message
   if (auto warnings = environment_notes(r); !warnings.items.empty())
     d.preamble.emplace_back(std::move(warnings));
   const auto outliers = fleet_outliers(r);
-  for (const auto& s : r.scenarios) d.sections.push_back(scenario_section(s, outliers, message_limit));
+  for (const auto& s : r.scenarios)
+    d.sections.push_back(scenario_section(s, outliers, message_limit));
   // A tune result read back: its trials, why, then its answer last, as `pinbench tune` printed
   // it.
   if (r.tune && !r.tune->trials.empty()) d.sections.push_back(trials_section(*r.tune));

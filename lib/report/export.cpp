@@ -194,10 +194,10 @@ tracker_arrays to_github_action_benchmark(const result::run_result& r) {
                {"unit", m.unit},
                {"value", sum.median},
                {"range", fmt::format("± {:.4g}", (sum.q3 - sum.q1) / 2)},
-               {"extra", fmt::format("backend: {}{}; device: {}; {} sample(s); stop: {}", backend,
-                                     r.emulated() ? " (emulated)" : "",
-                                     device.empty() ? "unknown" : device, sum.n,
-                                     result::to_string(c.stopped))}};
+               {"extra",
+                fmt::format("backend: {}{}; device: {}; {} sample(s); stop: {}", backend,
+                            r.emulated() ? " (emulated)" : "", device.empty() ? "unknown" : device,
+                            sum.n, result::to_string(c.stopped))}};
     (m.better == result::direction::higher ? bigger : smaller).push_back(std::move(item));
   });
   out.bigger = bigger.dump(2) + "\n";

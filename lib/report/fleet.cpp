@@ -88,8 +88,8 @@ std::vector<fleet_outlier> fleet_outliers(const result::run_result& r) {
         for (const auto& [c, v] : medians) {
           const double distance = std::abs(v - fleet);
           if (distance < outlier_min_relative * std::abs(fleet)) continue;
-          const double z = mad > 0 ? 0.6745 * distance / mad
-                                   : std::numeric_limits<double>::infinity();
+          const double z =
+              mad > 0 ? 0.6745 * distance / mad : std::numeric_limits<double>::infinity();
           if (z <= outlier_z) continue;
           out.push_back({s.name, id, name, unit, *c->rank, rank_field(r, *c->rank, "host"),
                          rank_field(r, *c->rank, "device"), v, fleet,
@@ -105,8 +105,7 @@ std::string describe(const fleet_outlier& o) {
   std::string where = o.host;
   if (!o.device.empty()) where += (where.empty() ? "" : ", ") + o.device;
   const double relative = o.fleet_median != 0 ? (o.value - o.fleet_median) / o.fleet_median : 0;
-  const std::string distance =
-      std::isfinite(o.mads) ? fmt::format("{:.1f} MADs", o.mads) : "MAD 0";
+  const std::string distance = std::isfinite(o.mads) ? fmt::format("{:.1f} MADs", o.mads) : "MAD 0";
   return fmt::format("rank {}{}: {} {} {}, fleet median {} ({:+.0f}%, {})", o.rank,
                      where.empty() ? "" : " (" + where + ")", o.case_id, o.metric,
                      format_value(o.value, o.unit, unit_place::in_cell),

@@ -98,8 +98,7 @@ void env_rows(const json& j, const std::string& prefix, std::string& out) {
       env_rows(v, name, out);
       continue;
     }
-    out += "<tr><th scope=\"row\">" + escape(name) + "</th><td>" + env_cell(k, v) +
-           "</td></tr>\n";
+    out += "<tr><th scope=\"row\">" + escape(name) + "</th><td>" + env_cell(k, v) + "</td></tr>\n";
   }
 }
 
@@ -248,9 +247,12 @@ std::string summary_section(const result::run_result& r) {
     std::size_t failed = 0, skipped = 0, interrupted = 0;
     for (const auto& c : s.cases) {
       if (c.status == result::case_status::ok) continue;
-      if (c.status == result::case_status::error) ++failed;
-      else if (c.status == result::case_status::skipped) ++skipped;
-      else ++interrupted;
+      if (c.status == result::case_status::error)
+        ++failed;
+      else if (c.status == result::case_status::skipped)
+        ++skipped;
+      else
+        ++interrupted;
       incomplete += fmt::format(
           "<li><a href=\"#scenario-{}\">{}</a> <code>{}</code>: <span class=\"{}\">{}</span>{}"
           "</li>\n",
@@ -262,10 +264,10 @@ std::string summary_section(const result::run_result& r) {
     if (failed > 0) counts += fmt::format(", {} failed", failed);
     if (skipped > 0) counts += fmt::format(", {} skipped", skipped);
     if (interrupted > 0) counts += fmt::format(", {} interrupted", interrupted);
-    out += fmt::format("<li><a href=\"#scenario-{}\">{}</a> ({}): {}{}</li>\n", i,
-                       escape(s.name), escape(s.kind), counts,
-                       s.verdict.empty() ? std::string(".")
-                                         : ". <strong>Verdict:</strong> " + escape(s.verdict));
+    out += fmt::format(
+        "<li><a href=\"#scenario-{}\">{}</a> ({}): {}{}</li>\n", i, escape(s.name), escape(s.kind),
+        counts,
+        s.verdict.empty() ? std::string(".") : ". <strong>Verdict:</strong> " + escape(s.verdict));
   }
   out += "</ul>\n";
   if (!incomplete.empty())
@@ -278,9 +280,9 @@ std::string summary_section(const result::run_result& r) {
 std::string tune_section(const result::tune_block& t) {
   std::string out =
       "<section class=\"tune\" id=\"tune\" aria-labelledby=\"tune-h\">\n<h2 id=\"tune-h\">"
-      "The answer (pinbench tune " + escape(to_string(t.question)) + ")</h2>\n";
-  if (!t.self_check.empty())
-    out += "<p class=\"self-check\">" + escape(t.self_check) + "</p>\n";
+      "The answer (pinbench tune " +
+      escape(to_string(t.question)) + ")</h2>\n";
+  if (!t.self_check.empty()) out += "<p class=\"self-check\">" + escape(t.self_check) + "</p>\n";
   if (!t.answer.empty()) out += "<pre><code>" + escape(t.answer) + "</code></pre>\n";
   if (!t.verdict.empty())
     out += "<p class=\"verdict\"><strong>Why:</strong> " + escape(t.verdict) + "</p>\n";

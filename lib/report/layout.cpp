@@ -78,7 +78,7 @@ std::string metric_cell(const result::metric* m) {
   // relative spread around a median near 0 (no overlap) would read as noise of 1000%.
   if (s.n >= 2 && s.stdev != 0)
     out += unit_of(m->unit) == unit::fraction ? fmt::format(" \u00b1{:.1f}", s.stdev * 100)
-                                 : fmt::format(" \u00b1{:.1f}%", s.rel_stdev() * 100);
+                                              : fmt::format(" \u00b1{:.1f}%", s.rel_stdev() * 100);
   return out;
 }
 
@@ -120,7 +120,9 @@ grid scenario_grid(const result::scenario_result& s, std::size_t message_limit) 
   return g;
 }
 
-std::string backend_name(const result::run_result& r) { return r.backend_name(); }
+std::string backend_name(const result::run_result& r) {
+  return r.backend_name();
+}
 
 std::string header_line(const result::run_result& r) {
   std::vector<std::string> parts;

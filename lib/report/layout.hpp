@@ -26,7 +26,7 @@ struct column {
 struct grid {
   std::vector<column> columns;
   std::vector<std::vector<std::string>> rows;  ///< one per case; the status cell is last
-  std::vector<result::case_status> statuses;  ///< per row: the case's status (for colour)
+  std::vector<result::case_status> statuses;   ///< per row: the case's status (for colour)
 };
 
 /// The metrics a scenario's table shows, in order: the kind's headline metrics (those marked

@@ -37,8 +37,8 @@ namespace pinbench::report {
 /// The HTML report: one self-contained page (no script, nothing loaded from the network, said
 /// so by a Content-Security-Policy) with the environment, then per scenario its charts as
 /// inline SVG (those its kind draws where the result holds chartable data: see each kind's
-/// description in kinds/) and its table. Every text from the result is escaped. Deterministic: the same result gives the
-/// same page.
+/// description in kinds/) and its table. Every text from the result is escaped. Deterministic: the
+/// same result gives the same page.
 [[nodiscard]] std::string to_html(const result::run_result& r);
 
 /// The metrics a scenario's table shows, in order: its kind's headline metrics (those some

@@ -58,9 +58,12 @@ std::optional<double> finite_median(const case_result& c, std::string_view metri
 
 std::string_view to_string(direction d) noexcept {
   switch (d) {
-    case direction::higher: return "higher";
-    case direction::lower: return "lower";
-    case direction::none: return "";
+    case direction::higher:
+      return "higher";
+    case direction::lower:
+      return "lower";
+    case direction::none:
+      return "";
   }
   return "";
 }
@@ -73,10 +76,14 @@ std::optional<direction> direction_from(std::string_view text) noexcept {
 
 std::string_view to_string(case_status s) noexcept {
   switch (s) {
-    case case_status::ok: return "ok";
-    case case_status::error: return "error";
-    case case_status::interrupted: return "interrupted";
-    case case_status::skipped: return "skipped";
+    case case_status::ok:
+      return "ok";
+    case case_status::error:
+      return "error";
+    case case_status::interrupted:
+      return "interrupted";
+    case case_status::skipped:
+      return "skipped";
   }
   return "?";
 }
@@ -89,21 +96,28 @@ std::string_view id_without_rank(const case_result& c) noexcept {
 }
 
 std::optional<case_status> case_status_from(std::string_view text) noexcept {
-  for (auto s : {case_status::ok, case_status::error, case_status::interrupted,
-                 case_status::skipped})
+  for (auto s :
+       {case_status::ok, case_status::error, case_status::interrupted, case_status::skipped})
     if (to_string(s) == text) return s;
   return std::nullopt;
 }
 
-summary metric::summarize() const { return pinbench::summarize(samples); }
+summary metric::summarize() const {
+  return pinbench::summarize(samples);
+}
 
 std::string_view to_string(stop_reason r) noexcept {
   switch (r) {
-    case stop_reason::converged: return "converged";
-    case stop_reason::max_samples: return "max_samples";
-    case stop_reason::timeout: return "timeout";
-    case stop_reason::interrupted: return "interrupted";
-    case stop_reason::single: return "single";
+    case stop_reason::converged:
+      return "converged";
+    case stop_reason::max_samples:
+      return "max_samples";
+    case stop_reason::timeout:
+      return "timeout";
+    case stop_reason::interrupted:
+      return "interrupted";
+    case stop_reason::single:
+      return "single";
   }
   return "?";
 }
@@ -150,10 +164,14 @@ namespace {
 // error before skipped before interrupted before ok: what a case is, over its rounds.
 int severity(case_status status) {
   switch (status) {
-    case case_status::error: return 3;
-    case case_status::skipped: return 2;
-    case case_status::interrupted: return 1;
-    case case_status::ok: return 0;
+    case case_status::error:
+      return 3;
+    case case_status::skipped:
+      return 2;
+    case case_status::interrupted:
+      return 1;
+    case case_status::ok:
+      return 0;
   }
   return 0;
 }
@@ -213,14 +231,15 @@ void merge_round_conditions(case_result& out, const std::vector<const case_resul
 case_result merge_rounds(std::vector<case_result> rounds,
                          const std::vector<std::uint32_t>& round_of) {
   if (rounds.size() == 1) return std::move(rounds.front());
-  const auto first_ok = std::find_if(rounds.begin(), rounds.end(),
-                                     [](const case_result& c) { return c.status == case_status::ok; });
+  const auto first_ok = std::find_if(rounds.begin(), rounds.end(), [](const case_result& c) {
+    return c.status == case_status::ok;
+  });
   case_result out;
   if (first_ok == rounds.end()) {
     // No round completed: the worst of them says why.
-    const auto worst = std::max_element(rounds.begin(), rounds.end(), [](const auto& a, const auto& b) {
-      return severity(a.status) < severity(b.status);
-    });
+    const auto worst = std::max_element(
+        rounds.begin(), rounds.end(),
+        [](const auto& a, const auto& b) { return severity(a.status) < severity(b.status); });
     out = std::move(*worst);
     out.elapsed_s = 0;
     for (const auto& r : rounds) out.elapsed_s += r.elapsed_s;

@@ -32,8 +32,8 @@ enum class case_status { ok, error, interrupted, skipped };
 
 /// One measured quantity of a case, with every raw sample kept.
 struct metric {
-  std::string name;    ///< "bandwidth", "copy_time", "host_call_time", ...
-  std::string unit;    ///< "GB/s", "ns", "fraction", "bytes", "count"
+  std::string name;  ///< "bandwidth", "copy_time", "host_call_time", ...
+  std::string unit;  ///< "GB/s", "ns", "fraction", "bytes", "count"
   direction better = direction::none;
   /// The engine guarantees the value for a given seed and scenario (the allocator's policy
   /// counters): `compare` judges it exactly. Anything that depends on timing is judged
@@ -54,16 +54,17 @@ struct case_result {
   std::string id;
   nlohmann::json params;  ///< as displayed (sizes and durations as people write them)
   case_status status = case_status::ok;
-  std::string message;        ///< for errors, and why a case was skipped
+  std::string message;  ///< for errors, and why a case was skipped
   /// The launch's rank that measured it (`run` under mpirun, srun, torchrun): the id then
   /// starts with "rank=N," so that every rank's case stays its own in `compare`. Absent in a
   /// run of one process.
   std::optional<int> rank;
   std::vector<metric> metrics;
   stop_reason stopped = stop_reason::converged;
-  double elapsed_s = 0;       ///< wall time spent on this case
+  double elapsed_s = 0;  ///< wall time spent on this case
   std::vector<std::string> warnings;
-  nlohmann::json extra = nlohmann::json::object();  ///< kind-specific facts (verified, sample_count, ...)
+  nlohmann::json extra =
+      nlohmann::json::object();  ///< kind-specific facts (verified, sample_count, ...)
   /// A memory snapshot (torch.cuda.memory._snapshot() structure) when one was asked for; null
   /// otherwise. Too big for the result file: `run --snapshot FILE` writes these to their own file.
   nlohmann::json snapshot;
@@ -82,9 +83,9 @@ struct scenario_result {
 
 struct run_result {
   std::string tool_version, tool_git;
-  std::string created;          ///< UTC, ISO 8601
-  std::string backend;          ///< "cuda" | "host"
-  nlohmann::json environment;   ///< {backend, device, host, warnings}
+  std::string created;                                  ///< UTC, ISO 8601
+  std::string backend;                                  ///< "cuda" | "host"
+  nlohmann::json environment;                           ///< {backend, device, host, warnings}
   nlohmann::json overrides = nlohmann::json::object();  ///< --set values as typed
   std::uint64_t seed = 0;
   std::uint32_t repeat = 1;  ///< rounds each case was measured in (`run --repeat`)

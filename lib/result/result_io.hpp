@@ -24,8 +24,7 @@ namespace pinbench::result {
 
 /// Same, for a document parsed with nlohmann::ordered_json::parse: keeps the file's metric
 /// order (a nlohmann::json document has its metrics in alphabetical order).
-[[nodiscard]] run_result from_json(const nlohmann::ordered_json& j,
-                                          const std::string& source);
+[[nodiscard]] run_result from_json(const nlohmann::ordered_json& j, const std::string& source);
 
 /// Reads a pinbench.result/1 file (the order of its metrics kept). Throws input_error naming
 /// the file, and the line and column of a JSON syntax error or the JSON path of a problem.

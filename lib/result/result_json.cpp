@@ -246,15 +246,14 @@ class reader {
       c.rank = rank->get<int>();
     }
     c.params = block(v, path, "params", json::object());
-    c.status =
-        *case_status_from(one_of(v, path, "status", {"ok", "error", "interrupted", "skipped"}, "ok"));
+    c.status = *case_status_from(
+        one_of(v, path, "status", {"ok", "error", "interrupted", "skipped"}, "ok"));
     c.message = string(v, path, "message", false);
     const auto stop =
         one_of(v, path, "stop_reason",
                {"converged", "max_samples", "timeout", "interrupted", "single"}, "converged");
-    for (auto r :
-         {stop_reason::converged, stop_reason::max_samples,
-          stop_reason::timeout, stop_reason::interrupted, stop_reason::single})
+    for (auto r : {stop_reason::converged, stop_reason::max_samples, stop_reason::timeout,
+                   stop_reason::interrupted, stop_reason::single})
       if (to_string(r) == stop) c.stopped = r;
     if (const auto* e = member(v, path, "elapsed_s", "a number", false))
       c.elapsed_s = number(*e, member_path(path, "elapsed_s"));
@@ -329,7 +328,8 @@ class reader {
       r.lost_rank = json(*lost);
     }
     r.environment = block(j, {}, "environment", json::object());
-    if (j.contains("process") && j["process"].is_object()) r.process = block(j, {}, "process", json());
+    if (j.contains("process") && j["process"].is_object())
+      r.process = block(j, {}, "process", json());
     if (const auto* tune = member(j, {}, "tune", "an object", false))
       r.tune = tune_from_json(*tune, source_);
     if (const auto* ranks = member(j, {}, "ranks", "an array", false)) {

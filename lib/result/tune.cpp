@@ -85,7 +85,8 @@ class tune_reader {
     std::string expected;
     for (const auto& n : table)
       if (!n.name.empty()) expected += (expected.empty() ? "" : ", ") + std::string(n.name);
-    throw input_error(source_, path + "." + key, "expected one of " + expected + ", got \"" + text + "\"");
+    throw input_error(source_, path + "." + key,
+                      "expected one of " + expected + ", got \"" + text + "\"");
   }
   void object(const ojson& j, const std::string& path) const {
     if (!j.is_object()) throw input_error(source_, path, "expected an object");
@@ -97,9 +98,15 @@ class tune_reader {
 
 }  // namespace
 
-std::string_view to_string(tune_question q) noexcept { return name_in(question_names, q); }
-std::string_view to_string(trial_phase p) noexcept { return name_in(phase_names, p); }
-std::string_view to_string(search_stop s) noexcept { return name_in(stop_names, s); }
+std::string_view to_string(tune_question q) noexcept {
+  return name_in(question_names, q);
+}
+std::string_view to_string(trial_phase p) noexcept {
+  return name_in(phase_names, p);
+}
+std::string_view to_string(search_stop s) noexcept {
+  return name_in(stop_names, s);
+}
 
 ojson to_json(const tune_block& t) {
   ojson trials = ojson::array();
@@ -122,9 +129,10 @@ ojson to_json(const tune_block& t) {
             {"chosen", tune_index(t.chosen)},
             {"baseline", tune_index(t.baseline)},
             {"inputs", t.inputs},
-            {"chart", {{"metric", t.chart_metric},
-                       {"unit", t.chart_unit},
-                       {"target", tune_number(t.chart_target)}}},
+            {"chart",
+             {{"metric", t.chart_metric},
+              {"unit", t.chart_unit},
+              {"target", tune_number(t.chart_target)}}},
             {"elapsed_s", t.elapsed_s}};
   if (t.stopped_by != search_stop::none) out["stopped_by"] = to_string(t.stopped_by);
   if (!t.self_check.empty()) out["self_check"] = t.self_check;
@@ -171,7 +179,8 @@ tune_block tune_from_json(const ojson& j, const std::string& source) {
       if (e.contains("cells")) {
         r.object(e["cells"], path + ".cells");
         for (const auto& [column, text] : e["cells"].items()) {
-          if (!text.is_string()) throw input_error(source, path + ".cells." + column, "expected a string");
+          if (!text.is_string())
+            throw input_error(source, path + ".cells." + column, "expected a string");
           trial.cells.emplace_back(column, text.get<std::string>());
         }
       }

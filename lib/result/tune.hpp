@@ -45,8 +45,8 @@ struct tune_trial {
 struct tune_block {
   tune_question question = tune_question::allocator;
   nlohmann::json inputs = nlohmann::json::object();  ///< what was asked, as given and resolved
-  std::vector<tune_trial> trials;                  ///< in the order shown (ranked)
-  std::optional<std::size_t> chosen;    ///< index into trials: the recommendation
+  std::vector<tune_trial> trials;                    ///< in the order shown (ranked)
+  std::optional<std::size_t> chosen;                 ///< index into trials: the recommendation
   std::optional<std::size_t> baseline;  ///< index into trials: the setting in use today
   bool goal_met = false;  ///< the chosen setting meets the goal (no OOM; the target busy)
   /// What to paste: "export PYTORCH_CUDA_ALLOC_CONF=..." or "DataLoader(...)" lines.

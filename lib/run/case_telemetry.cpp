@@ -124,9 +124,10 @@ void case_telemetry::end(result::case_result& r) {
     if (!guard_)
       what = "its figures may read low (--discard-on-throttle takes such samples again)";
     else if (kept > 0)
-      what = fmt::format("{} samples taken under it were discarded and taken again, then {} "
-                         "more were kept (it stayed throttled): its figures may read low",
-                         discarded, kept);
+      what = fmt::format(
+          "{} samples taken under it were discarded and taken again, then {} "
+          "more were kept (it stayed throttled): its figures may read low",
+          discarded, kept);
     else if (discarded > 0)
       what = fmt::format("{} samples taken under it were discarded and taken again", discarded);
     else

@@ -62,7 +62,8 @@ plan make_plan(std::vector<scenario::scenario> scenarios, plan_settings settings
   for (const auto& ps : p.scenarios)
     for (const auto& c : ps.cases)
       if (c.typed)
-        for (auto& f : c.typed->input_files()) p.input_files.push_back({"the case input", std::move(f)});
+        for (auto& f : c.typed->input_files())
+          p.input_files.push_back({"the case input", std::move(f)});
   p.rank_timeout =
       p.settings.rank_timeout.count() > 0
           ? p.settings.rank_timeout

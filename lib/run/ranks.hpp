@@ -13,15 +13,14 @@
 
 namespace pinbench::run {
 
-/// Compares every rank's fingerprint (plan::fingerprint) with rank 0's; throws input_error (exit 2, the same on
-/// every rank, since all see every fingerprint) naming the ranks that differ.
+/// Compares every rank's fingerprint (plan::fingerprint) with rank 0's; throws input_error (exit 2,
+/// the same on every rank, since all see every fingerprint) naming the ranks that differ.
 void check_same_inputs(dist::communicator& world, const std::string& fingerprint,
                        dist::timeout limit);
 
 /// This rank's entry of the result's `ranks` block: rank, local_rank, host, launcher, transport
 /// (how the ranks talked: "mpi", "tcp"), backend, device.
-[[nodiscard]] nlohmann::json rank_entry(const dist::launch_info& launch,
-                                        std::string_view transport,
+[[nodiscard]] nlohmann::json rank_entry(const dist::launch_info& launch, std::string_view transport,
                                         const nlohmann::json& environment);
 
 /// Every rank's result as one (rank 0's run facts and environment): each scenario holds every

@@ -551,7 +551,9 @@ namespace {
 std::atomic<std::uint64_t> expansion_count{0};
 }  // namespace
 
-std::uint64_t expansions() noexcept { return expansion_count.load(); }
+std::uint64_t expansions() noexcept {
+  return expansion_count.load();
+}
 
 std::vector<case_spec> expand(const scenario& s, const std::vector<override_spec>& overrides,
                               std::uint64_t max_cases) {

@@ -31,8 +31,8 @@ struct scenario {
   std::string name;
   std::string description;
   std::string kind;
-  std::string source;  ///< the file it came from, "scenarios/x.json" for built-ins
-  bool builtin = false;  ///< compiled in: `source` names no file on this machine
+  std::string source;             ///< the file it came from, "scenarios/x.json" for built-ins
+  bool builtin = false;           ///< compiled in: `source` names no file on this machine
   std::vector<std::string> tags;  ///< "quick" puts a built-in into the default suite
   nlohmann::json params = nlohmann::json::object();
   std::vector<matrix_axis> matrix;
@@ -92,8 +92,8 @@ inline constexpr std::uint64_t max_built_cases = 1'000'000;
                                                std::uint64_t max_cases);
 
 /// Expands the matrix (cartesian product, axes in file order, last axis fastest) with overrides
-/// applied: an override replaces that param for every case, and drops a matrix axis on the same key.
-/// Throws input_error (JSON path "matrix") naming the exact case count when it exceeds
+/// applied: an override replaces that param for every case, and drops a matrix axis on the same
+/// key. Throws input_error (JSON path "matrix") naming the exact case count when it exceeds
 /// `max_cases` or max_built_cases, before anything is allocated.
 [[nodiscard]] std::vector<case_spec> expand(const scenario& s,
                                             const std::vector<override_spec>& overrides = {},
@@ -111,7 +111,8 @@ void for_each_case(const scenario& s, const std::vector<override_spec>& override
 
 /// The kind's defaults, shown as display_params shows them: name (dotted) -> text; "required"
 /// for a param without a default, "unset" for an optional one. For `pinbench list --params`.
-[[nodiscard]] std::vector<std::pair<std::string, std::string>> shown_defaults(const std::string& kind);
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> shown_defaults(
+    const std::string& kind);
 
 /// A case's params with sizes and durations shown as people write them, for reports.
 [[nodiscard]] nlohmann::json display_params(const std::string& kind, const nlohmann::json& params);

@@ -76,8 +76,8 @@ struct setting {
     return out;
   }
   [[nodiscard]] std::size_t options_set() const {
-    return static_cast<std::size_t>(std::count_if(
-        parts.begin(), parts.end(), [](const auto& p) { return !p.second.empty(); }));
+    return static_cast<std::size_t>(
+        std::count_if(parts.begin(), parts.end(), [](const auto& p) { return !p.second.empty(); }));
   }
   [[nodiscard]] bool operator==(const setting& o) const {
     return text() == o.text() && memory_fraction == o.memory_fraction;
@@ -130,7 +130,8 @@ bool better(const trial_run& a, const trial_run& b) {
   if (x.ooms != y.ooms) return x.ooms < y.ooms;
   if (x.first_oom_event != y.first_oom_event) return x.first_oom_event > y.first_oom_event;
   if (a.peak_reserved() != b.peak_reserved()) return a.peak_reserved() < b.peak_reserved();
-  if (a.fragmentation_at_peak() != b.fragmentation_at_peak()) return a.fragmentation_at_peak() < b.fragmentation_at_peak();
+  if (a.fragmentation_at_peak() != b.fragmentation_at_peak())
+    return a.fragmentation_at_peak() < b.fragmentation_at_peak();
   if (a.device_calls() != b.device_calls()) return a.device_calls() < b.device_calls();
   if (a.s.options_set() != b.s.options_set()) return a.s.options_set() < b.s.options_set();
   return a.s.text() < b.s.text();
@@ -188,11 +189,14 @@ std::map<option, std::vector<std::string>> option_values(const trace_demand& d) 
     if (d.large_sizes.empty()) break;
     const auto i = static_cast<std::size_t>(q * static_cast<double>(d.large_sizes.size() - 1));
     const std::uint64_t size_mib = (d.large_sizes[i] + mib - 1) / mib;
-    const std::string text = "max_split_size_mb:" + std::to_string(std::max(min_split_mib, size_mib));
+    const std::string text =
+        "max_split_size_mb:" + std::to_string(std::max(min_split_mib, size_mib));
     if (std::find(splits.begin(), splits.end(), text) == splits.end()) splits.push_back(text);
   }
-  v[option::roundup] = {"roundup_power2_divisions:1",  "roundup_power2_divisions:2",
-                        "roundup_power2_divisions:4",  "roundup_power2_divisions:8",
+  v[option::roundup] = {"roundup_power2_divisions:1",
+                        "roundup_power2_divisions:2",
+                        "roundup_power2_divisions:4",
+                        "roundup_power2_divisions:8",
                         "roundup_power2_divisions:16",
                         "roundup_power2_divisions:[64:8,256:4,1024:2,>:1]",
                         "roundup_power2_divisions:[64:1,256:2,1024:4,>:8]"};
@@ -238,10 +242,10 @@ class screener {
         try {
           out[i].s = settings[i];
           const bool follow = trace_.recorded && settings[i] == in_use_;
-          out[i].outcome = alloc::replay(
-              trace_, alloc::parse_config(settings[i].text(), {}, {}, release_), capacity_,
-              settings[i].memory_fraction,
-              follow ? alloc::follow_pytorch::yes : alloc::follow_pytorch::no);
+          out[i].outcome =
+              alloc::replay(trace_, alloc::parse_config(settings[i].text(), {}, {}, release_),
+                            capacity_, settings[i].memory_fraction,
+                            follow ? alloc::follow_pytorch::yes : alloc::follow_pytorch::no);
           const std::lock_guard<std::mutex> hold(lock);
           report(out[i]);
         } catch (...) {
@@ -257,7 +261,8 @@ class screener {
     work();
     for (auto& t : threads) t.join();
     if (failure) std::rethrow_exception(failure);
-    std::erase_if(out, [](const trial_run& r) { return r.outcome.calls == 0 && r.s.parts.empty(); });
+    std::erase_if(out,
+                  [](const trial_run& r) { return r.outcome.calls == 0 && r.s.parts.empty(); });
     std::erase_if(out, [](const trial_run& r) { return r.outcome.interrupted; });
     replays_ += out.size();
     for (const auto& r : out) replay_ns_ = std::max(replay_ns_, r.outcome.elapsed_ns);
@@ -270,12 +275,12 @@ class screener {
 
  private:
   void report(const trial_run& r) const {
-    session_.progress(fmt::format(
-        "replayed {}: {}, peak reserved {}", label(r.s),
-        r.outcome.ooms == 0 ? std::string("no OOM")
-                            : fmt::format("{} OOM(s), the first at events[{}]", r.outcome.ooms,
-                                          *r.outcome.first_oom_event),
-        format_bytes(r.peak_reserved())));
+    session_.progress(fmt::format("replayed {}: {}, peak reserved {}", label(r.s),
+                                  r.outcome.ooms == 0
+                                      ? std::string("no OOM")
+                                      : fmt::format("{} OOM(s), the first at events[{}]",
+                                                    r.outcome.ooms, *r.outcome.first_oom_event),
+                                  format_bytes(r.peak_reserved())));
   }
 
  public:
@@ -338,19 +343,19 @@ result::case_result search_case(const trial_run& r, const nlohmann::json& params
 }
 
 std::vector<std::pair<std::string, std::string>> search_cells(const trial_run& r) {
-  return {{"run", "search"},
-          {"OOMs", r.outcome.ooms == 0 ? std::string("none") : std::to_string(r.outcome.ooms)},
-          {"first OOM", r.outcome.ooms == 0
-                            ? std::string("-")
-                            : fmt::format("events[{}]", *r.outcome.first_oom_event)},
-          {"peak reserved", format_bytes(r.peak_reserved())},
-          {"peak fragmentation", format_bytes(r.fragmentation_at_peak())},
-          {"cudaMalloc", std::to_string(r.outcome.stats.num_device_alloc)},
-          {"cudaFree", std::to_string(r.outcome.stats.num_device_free)},
-          {"replay/call", r.outcome.calls == 0
-                              ? std::string("-")
-                              : format_duration_ns(static_cast<double>(r.outcome.elapsed_ns) /
-                                                   static_cast<double>(r.outcome.calls))}};
+  return {
+      {"run", "search"},
+      {"OOMs", r.outcome.ooms == 0 ? std::string("none") : std::to_string(r.outcome.ooms)},
+      {"first OOM", r.outcome.ooms == 0 ? std::string("-")
+                                        : fmt::format("events[{}]", *r.outcome.first_oom_event)},
+      {"peak reserved", format_bytes(r.peak_reserved())},
+      {"peak fragmentation", format_bytes(r.fragmentation_at_peak())},
+      {"cudaMalloc", std::to_string(r.outcome.stats.num_device_alloc)},
+      {"cudaFree", std::to_string(r.outcome.stats.num_device_free)},
+      {"replay/call", r.outcome.calls == 0
+                          ? std::string("-")
+                          : format_duration_ns(static_cast<double>(r.outcome.elapsed_ns) /
+                                               static_cast<double>(r.outcome.calls))}};
 }
 
 double median_of(const result::case_result& c, std::string_view metric) {
@@ -382,16 +387,17 @@ result::tune_trial confirm_trial(const result::case_result& c, const std::string
                                    seg->value("allocated_bytes", std::uint64_t{0})));
   const auto latency = result::finite_median(c, "alloc_latency");
   const auto first_oom = c.extra.find("first_oom_event");
-  t.cells = {{"run", "confirm"},
-             {"OOMs", oom_cell},
-             {"first OOM", first_oom != c.extra.end() && first_oom->is_number_unsigned()
-                               ? fmt::format("events[{}]", first_oom->get<std::uint64_t>())
-                               : std::string("-")},
-             {"peak reserved", std::isnan(peak) ? "-" : format_bytes(static_cast<std::uint64_t>(peak))},
-             {"peak fragmentation", cached},
-             {"cudaMalloc", fmt::format("{:.0f}", median_of(c, "num_device_alloc"))},
-             {"cudaFree", fmt::format("{:.0f}", median_of(c, "num_device_free"))},
-             {"alloc latency", latency ? format_duration_ns(*latency) : "-"}};
+  t.cells = {
+      {"run", "confirm"},
+      {"OOMs", oom_cell},
+      {"first OOM", first_oom != c.extra.end() && first_oom->is_number_unsigned()
+                        ? fmt::format("events[{}]", first_oom->get<std::uint64_t>())
+                        : std::string("-")},
+      {"peak reserved", std::isnan(peak) ? "-" : format_bytes(static_cast<std::uint64_t>(peak))},
+      {"peak fragmentation", cached},
+      {"cudaMalloc", fmt::format("{:.0f}", median_of(c, "num_device_alloc"))},
+      {"cudaFree", fmt::format("{:.0f}", median_of(c, "num_device_free"))},
+      {"alloc latency", latency ? format_duration_ns(*latency) : "-"}};
   return t;
 }
 
@@ -428,13 +434,13 @@ alloc::torch_snapshot_facts facts_of(const std::string& trace, std::optional<int
 
 // What the replay under the settings in use says of itself, and what that means for the answer.
 std::string self_check_line(const alloc::decision_check& c, alloc::pytorch_release release) {
-  std::string text =
-      fmt::format("your settings, replayed by PyTorch {}'s rules: {}", release.to_string(),
-                  c.summary());
+  std::string text = fmt::format("your settings, replayed by PyTorch {}'s rules: {}",
+                                 release.to_string(), c.summary());
   if (!c.reproduced())
-    text += ". The replay parted from PyTorch's decisions there: what follows that point (the "
-            "OOM, the peak) is pinbench's reproduction, not your program's record, and the answer "
-            "weighs the settings on it";
+    text +=
+        ". The replay parted from PyTorch's decisions there: what follows that point (the "
+        "OOM, the peak) is pinbench's reproduction, not your program's record, and the answer "
+        "weighs the settings on it";
   return text;
 }
 
@@ -487,8 +493,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   const setting in_use = setting_of(in_use_config, request.memory_fraction);
   s.progress(fmt::format("reading {}", trace));
   const alloc::trace_events events = [&] {
-    const auto source =
-        alloc::open_trace(trace, {.device = device});
+    const auto source = alloc::open_trace(trace, {.device = device});
     return alloc::read_all(*source);
   }();
   const trace_demand demand = demand_of(events);
@@ -512,10 +517,11 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   }
   const unsigned jobs =
       request.jobs != 0 ? request.jobs : std::max(1u, std::thread::hardware_concurrency());
-  s.progress(fmt::format("{} events ({} allocations, live bytes peaking at {}) against {}; {} "
-                         "replay(s) at a time",
-                         events.events.size(), demand.allocs, format_bytes(demand.live_peak),
-                         format_bytes(capacity), jobs));
+  s.progress(
+      fmt::format("{} events ({} allocations, live bytes peaking at {}) against {}; {} "
+                  "replay(s) at a time",
+                  events.events.size(), demand.allocs, format_bytes(demand.live_peak),
+                  format_bytes(capacity), jobs));
 
   // ---- the search ----
   screener screen(events, capacity, jobs, release, in_use, s);
@@ -528,7 +534,8 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   // one observed run (about 8 replays' time), and the runner's own start.
   const auto affordable = [&](std::size_t replays) -> std::size_t {
     const std::int64_t per = std::max<std::int64_t>(screen.replay_ns(), 1'000'000);
-    const std::int64_t reserve = 16 * per + std::min<std::int64_t>(1'000'000'000, s.budget_ns() / 10);
+    const std::int64_t reserve =
+        16 * per + std::min<std::int64_t>(1'000'000'000, s.budget_ns() / 10);
     const std::int64_t left = s.left_ns() - reserve;
     if (left <= 0) return 0;
     return std::min<std::size_t>(replays, static_cast<std::size_t>(left / per) * screen.jobs());
@@ -540,9 +547,10 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
     const std::size_t n = tried.empty() ? settings.size() : affordable(settings.size());
     if (n < settings.size()) {
       stopped_by = result::search_stop::budget;
-      s.progress(fmt::format("the budget leaves time for {} of {} setting(s) of this step, and "
-                             "for the confirming runs",
-                             n, settings.size()));
+      s.progress(
+          fmt::format("the budget leaves time for {} of {} setting(s) of this step, and "
+                      "for the confirming runs",
+                      n, settings.size()));
       settings.resize(n);
     }
     if (settings.empty()) return std::vector<trial_run>{};
@@ -575,8 +583,10 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   // One option changed at a time from the setting in use.
   std::vector<setting> singles;
   for (const auto& [o, texts] : values) {
-    for (const auto& text : texts) singles.push_back(with(in_use, o, text, request.memory_fraction));
-    if (!in_use.parts.at(o).empty()) singles.push_back(with(in_use, o, "", request.memory_fraction));
+    for (const auto& text : texts)
+      singles.push_back(with(in_use, o, text, request.memory_fraction));
+    if (!in_use.parts.at(o).empty())
+      singles.push_back(with(in_use, o, "", request.memory_fraction));
   }
   s.progress(fmt::format("{} setting(s): each option changed alone", singles.size()));
   const auto single_runs = stage(singles);
@@ -622,15 +632,16 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   // fewest options: an option that changes nothing that matters is not part of an answer.
   const trial_run* chosen = &top;
   for (const auto& r : tried) {
-    if (r.outcome.ooms != top.outcome.ooms || r.outcome.first_oom_event != top.outcome.first_oom_event)
+    if (r.outcome.ooms != top.outcome.ooms ||
+        r.outcome.first_oom_event != top.outcome.first_oom_event)
       continue;
     if (static_cast<double>(r.peak_reserved()) >
         static_cast<double>(top.peak_reserved()) * (1 + same_peak))
       continue;
     if (r.s.options_set() < chosen->s.options_set()) chosen = &r;
   }
-  const auto baseline_it = std::find_if(tried.begin(), tried.end(),
-                                        [&](const trial_run& r) { return r.s == in_use; });
+  const auto baseline_it =
+      std::find_if(tried.begin(), tried.end(), [&](const trial_run& r) { return r.s == in_use; });
   const trial_run& baseline = *baseline_it;
   // Nothing better than what is in use: keep it.
   if (!better(*chosen, baseline) ||
@@ -670,9 +681,13 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
           {"description", "the answer and the setting in use, measured by the allocator engine"},
           {"kind", kind::kind_name},
           {"params", p},
-          {"sampling", {{"warmup", 0}, {"min_samples", 1}, {"max_samples", 3},
-                        {"max_noise", 0.05}, {"min_time", "0s"},
-                        {"timeout", fmt::format("{:.1f}s", timeout_s)}}}};
+          {"sampling",
+           {{"warmup", 0},
+            {"min_samples", 1},
+            {"max_samples", 3},
+            {"max_noise", 0.05},
+            {"min_time", "0s"},
+            {"timeout", fmt::format("{:.1f}s", timeout_s)}}}};
       scenarios.push_back(session::scenario_from(doc, "tune allocator"));
     }
     // One scenario per setting: the ids stay those of the search ("config=...").
@@ -721,8 +736,10 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   for (const auto& c : confirmed) t.trials.push_back(c);
   if (!confirmed.empty()) {
     t.chosen = 0;
-    if (confirmed.size() > 1) t.baseline = 1;
-    else t.baseline = 0;
+    if (confirmed.size() > 1)
+      t.baseline = 1;
+    else
+      t.baseline = 0;
   }
   for (const auto& r : tried) {
     result::case_result c = search_case(r, search_params);
@@ -753,8 +770,8 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
               {"memory_fraction", request.memory_fraction ? nlohmann::json(*request.memory_fraction)
                                                           : nlohmann::json(nullptr)},
               {"in_use", in_use.text()},
-              {"in_use_from", facts.alloc_conf ? "the snapshot's allocator_settings"
-                                               : "PyTorch's defaults"},
+              {"in_use_from",
+               facts.alloc_conf ? "the snapshot's allocator_settings" : "PyTorch's defaults"},
               {"jobs", jobs},
               {"replays", tried.size()}};
   if (facts.oom_size) {
@@ -788,8 +805,9 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
   if (in_use.memory_fraction)
     in_use_label += " with memory fraction " + fraction_text(*in_use.memory_fraction);
   const std::string baseline_oom =
-      baseline.outcome.ooms == 0 ? std::string("no OOM")
-                                 : fmt::format("OOM at events[{}]", *baseline.outcome.first_oom_event);
+      baseline.outcome.ooms == 0
+          ? std::string("no OOM")
+          : fmt::format("OOM at events[{}]", *baseline.outcome.first_oom_event);
   if (chosen->outcome.ooms == 0 && chosen != &baseline) {
     const double change = static_cast<double>(chosen->peak_reserved());
     // Against a setting that ran out, its peak says little: the device's size does.
@@ -798,10 +816,10 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
             ? percent_change(change, static_cast<double>(baseline.peak_reserved())) + " vs " +
                   format_bytes(baseline.peak_reserved())
             : "of " + format_bytes(capacity);
-    t.answer = fmt::format(
-        "export PYTORCH_CUDA_ALLOC_CONF={}   # no OOM ({}: {}); peak reserved {} ({})",
-        chosen->s.text().empty() ? "\"\"" : chosen->s.text(), in_use_label, baseline_oom,
-        format_bytes(chosen->peak_reserved()), peak_context);
+    t.answer =
+        fmt::format("export PYTORCH_CUDA_ALLOC_CONF={}   # no OOM ({}: {}); peak reserved {} ({})",
+                    chosen->s.text().empty() ? "\"\"" : chosen->s.text(), in_use_label,
+                    baseline_oom, format_bytes(chosen->peak_reserved()), peak_context);
     if (chosen->s.memory_fraction && !request.memory_fraction)
       t.answer += fmt::format(
           "\ntorch.cuda.set_per_process_memory_fraction({})   # arms "
@@ -819,23 +837,23 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
                           format_bytes(chosen->peak_reserved()),
                           percent_change(change, static_cast<double>(baseline.peak_reserved())),
                           confirmation, backend_note)
-            : fmt::format("{} runs out of memory on {} at {}, with {} reserved but "
-                          "not allocated at its peak; {} replays the whole trace without an "
-                          "OOM, peak reserved {}, {} of it not allocated{}.{}",
-                          in_use_label, format_bytes(capacity),
-                          at_event(*baseline.outcome.first_oom_event),
-                          format_bytes(baseline.fragmentation_at_peak()),
-                          screener::label(chosen->s), format_bytes(chosen->peak_reserved()),
-                          format_bytes(chosen->fragmentation_at_peak()), confirmation,
-                          backend_note);
+            : fmt::format(
+                  "{} runs out of memory on {} at {}, with {} reserved but "
+                  "not allocated at its peak; {} replays the whole trace without an "
+                  "OOM, peak reserved {}, {} of it not allocated{}.{}",
+                  in_use_label, format_bytes(capacity), at_event(*baseline.outcome.first_oom_event),
+                  format_bytes(baseline.fragmentation_at_peak()), screener::label(chosen->s),
+                  format_bytes(chosen->peak_reserved()),
+                  format_bytes(chosen->fragmentation_at_peak()), confirmation, backend_note);
   } else if (chosen->outcome.ooms == 0) {
-    t.answer = fmt::format("# keep PYTORCH_CUDA_ALLOC_CONF as it is ({}): no OOM; none of {} "
-                           "settings reserves {:.0f}% less than its {}",
-                           in_use_label, tried.size(), same_peak * 100,
-                           format_bytes(baseline.peak_reserved()));
-    t.verdict = fmt::format("{} replays the trace with no OOM and the least memory reserved of "
-                            "{} settings tried.{}",
-                            in_use_label, tried.size(), backend_note);
+    t.answer = fmt::format(
+        "# keep PYTORCH_CUDA_ALLOC_CONF as it is ({}): no OOM; none of {} "
+        "settings reserves {:.0f}% less than its {}",
+        in_use_label, tried.size(), same_peak * 100, format_bytes(baseline.peak_reserved()));
+    t.verdict = fmt::format(
+        "{} replays the trace with no OOM and the least memory reserved of "
+        "{} settings tried.{}",
+        in_use_label, tried.size(), backend_note);
   } else if (demand.live_peak > allowed) {
     // Nothing can help: the live allocations alone do not fit, whatever the allocator does.
     t.answer = fmt::format(
@@ -854,15 +872,14 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
     t.answer = fmt::format(
         "# not found: the search was cut short ({}) after {} setting(s) in {:.1f} s, none of "
         "which avoids the OOM; give it more --budget",
-        stopped_by == result::search_stop::budget ? "the budget was spent" : "interrupted", tried.size(),
-        s.elapsed_s());
+        stopped_by == result::search_stop::budget ? "the budget was spent" : "interrupted",
+        tried.size(), s.elapsed_s());
     t.verdict = fmt::format(
         "{} runs out of memory on {} at {}; the search stopped after {} setting(s), "
         "before it could find one that avoids it. The live allocations ({} at their peak) "
         "fit the device: a setting may well exist.{}",
         in_use_label, format_bytes(capacity), at_event(*baseline.outcome.first_oom_event),
-        tried.size(),
-        format_bytes(demand.live_peak), backend_note);
+        tried.size(), format_bytes(demand.live_peak), backend_note);
   } else {
     t.answer = fmt::format(
         "# no setting avoids the OOM: the live allocations peak at {}, within the {}, but none "

@@ -30,7 +30,6 @@ struct allocator_request {
 
 /// The result: every setting tried a case (the search's replays in one scenario, the confirming
 /// runs in another), and the `tune` block with the ranked trials and the answer.
-[[nodiscard]] result::run_result tune_allocator(const allocator_request& request,
-                                                const session& s);
+[[nodiscard]] result::run_result tune_allocator(const allocator_request& request, const session& s);
 
 }  // namespace pinbench::tune

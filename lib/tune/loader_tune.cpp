@@ -379,7 +379,8 @@ class loader_tuner {
       if (!t) break;
       if (!trials_[*t].f.measured) {
         // More workers cannot run either, unless a signal cut the trial.
-        if (stopped_by_ != result::search_stop::interrupted) ceiling_problem_ = trials_[*t].f.problem;
+        if (stopped_by_ != result::search_stop::interrupted)
+          ceiling_problem_ = trials_[*t].f.problem;
         break;
       }
       if (holds(*t)) {
@@ -481,8 +482,8 @@ class loader_tuner {
     if (pick.workers > static_cast<int>(cores_)) {
       std::optional<std::size_t> at_cores;
       for (std::size_t i = 0; i < trials_.size(); ++i)
-        if (trials_[i].phase == result::trial_phase::search && trials_[i].f.measured && trials_[i].s.workers > 0 &&
-            trials_[i].s.workers <= static_cast<int>(cores_) &&
+        if (trials_[i].phase == result::trial_phase::search && trials_[i].f.measured &&
+            trials_[i].s.workers > 0 && trials_[i].s.workers <= static_cast<int>(cores_) &&
             (!at_cores || busy(i) > busy(*at_cores)))
           at_cores = i;
       setting fewer = pick;
@@ -510,8 +511,9 @@ class loader_tuner {
   }
 
   [[nodiscard]] bool confirmed_setting(const setting& st) const {
-    return std::any_of(trials_.begin(), trials_.end(),
-                       [&](const trial& t) { return t.phase == result::trial_phase::confirm && t.s == st; });
+    return std::any_of(trials_.begin(), trials_.end(), [&](const trial& t) {
+      return t.phase == result::trial_phase::confirm && t.s == st;
+    });
   }
 
   // One confirming run of `st`, its length what the budget allows (never shorter than the
@@ -661,7 +663,8 @@ class loader_tuner {
             target_text(), got);
       }
     }
-    if (stopped_by_ == result::search_stop::budget) what += "; the budget ended before more settings were confirmed";
+    if (stopped_by_ == result::search_stop::budget)
+      what += "; the budget ended before more settings were confirmed";
     if (stopped_by_ == result::search_stop::interrupted) what += "; the search was interrupted";
     return what;
   }
@@ -784,7 +787,8 @@ class loader_tuner {
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
       const auto key = [&](std::size_t i) {
         const auto& s = trials_[i].s;
-        return std::tuple(trials_[i].phase == result::trial_phase::confirm, s.workers, s.prefetch, !s.pin, s.ring);
+        return std::tuple(trials_[i].phase == result::trial_phase::confirm, s.workers, s.prefetch,
+                          !s.pin, s.ring);
       };
       return key(a) < key(b);
     });

@@ -30,7 +30,9 @@ double session::elapsed_s() const noexcept {
   return static_cast<double>(now_ns() - started_ns_) / 1e9;
 }
 
-bool session::interrupted() noexcept { return interrupt_requested(); }
+bool session::interrupted() noexcept {
+  return interrupt_requested();
+}
 
 void session::progress(const std::string& line) const {
   if (quiet_) return;

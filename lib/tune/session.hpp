@@ -18,8 +18,8 @@ namespace pinbench::tune {
 class session {
  public:
   /// Opens the platform's home device (an error there is the caller's exit 3).
-  session(const device::platform& platform, std::uint64_t seed, std::int64_t budget_ns,
-          bool quiet, std::string command_line);
+  session(const device::platform& platform, std::uint64_t seed, std::int64_t budget_ns, bool quiet,
+          std::string command_line);
 
   [[nodiscard]] const device::platform& platform() const noexcept { return platform_; }
   [[nodiscard]] device::backend& device() const noexcept { return *device_; }

@@ -277,9 +277,10 @@ TEST_CASE("what PyTorch releases read differently", "[alloc][config][pytorch]") 
     CHECK(d.divisions_for(1_MiB) == 0);
     CHECK(d.divisions_for(2_MiB) == 4);
     // The canonical text parses back to the same table by the same release's rules.
-    for (const char* text : {"roundup_power2_divisions:[256:1,512:2,1024:4,>:8]",
-                             "roundup_power2_divisions:[64:8,>:2]", "roundup_power2_divisions:[>:4]",
-                             "roundup_power2_divisions:[1:4,4:0,>:2]"}) {
+    for (const char* text :
+         {"roundup_power2_divisions:[256:1,512:2,1024:4,>:8]",
+          "roundup_power2_divisions:[64:8,>:2]", "roundup_power2_divisions:[>:4]",
+          "roundup_power2_divisions:[1:4,4:0,>:2]"}) {
       INFO(text);
       const config e = parse(text, v2_10);
       CHECK(same(parse(e.to_string(), v2_10), e));
@@ -292,19 +293,23 @@ TEST_CASE("what PyTorch releases read differently", "[alloc][config][pytorch]") 
     CHECK(parse("max_non_split_rounding_mb:20", v2_10).max_non_split_rounding_bytes == 20_MiB);
   }
   SECTION("an option a release does not have is refused, naming the release it came in") {
-    CHECK(error_of("max_non_split_rounding_mb:64", v2_5) ==
-          R"(s.json: params.config: "max_non_split_rounding_mb" is not an option of PyTorch 2.5 (it came in 2.6))");
-    CHECK(error_of("expandable_segments:True", v2_0) ==
-          R"(s.json: params.config: "expandable_segments" is not an option of PyTorch 2.0 (it came in 2.1))");
-    CHECK(error_of("per_process_memory_fraction:0.5", v2_6) ==
-          R"(s.json: params.config: "per_process_memory_fraction" is not an option of PyTorch 2.6 (it came in 2.10))");
+    CHECK(
+        error_of("max_non_split_rounding_mb:64", v2_5) ==
+        R"(s.json: params.config: "max_non_split_rounding_mb" is not an option of PyTorch 2.5 (it came in 2.6))");
+    CHECK(
+        error_of("expandable_segments:True", v2_0) ==
+        R"(s.json: params.config: "expandable_segments" is not an option of PyTorch 2.0 (it came in 2.1))");
+    CHECK(
+        error_of("per_process_memory_fraction:0.5", v2_6) ==
+        R"(s.json: params.config: "per_process_memory_fraction" is not an option of PyTorch 2.6 (it came in 2.10))");
     CHECK(parse("per_process_memory_fraction:0.5", v2_10).per_process_memory_fraction == 0.5);
     CHECK(error_of("per_process_memory_fraction:1.5", v2_10).ends_with(R"(got "1.5")"));
   }
   SECTION("0 divisions in the list: refused before 2.4") {
     CHECK(parse("roundup_power2_divisions:[256:1,512:0]", v2_4).divisions_for(600_MiB) == 0);
-    CHECK(error_of("roundup_power2_divisions:[256:1,512:0]", v2_3) ==
-          R"(s.json: params.config: roundup_power2_divisions: expected the divisions to be a power of two (0 came in PyTorch 2.4), got "0" in "[256:1,512:0]")");
+    CHECK(
+        error_of("roundup_power2_divisions:[256:1,512:0]", v2_3) ==
+        R"(s.json: params.config: roundup_power2_divisions: expected the divisions to be a power of two (0 came in PyTorch 2.4), got "0" in "[256:1,512:0]")");
   }
   SECTION("the newest release is the default") {
     CHECK(parse_config("", {}, {}).release == pytorch_release::newest());

@@ -94,8 +94,8 @@ TEST_CASE("PyTorch 2.6: a memory fraction given is set_per_process_memory_fracti
     // 100 MiB device; 60 MiB live, then 50 MiB: a 50 MiB segment, 60 + 50 > 100.
     auto up = make_arena_upstream(100_MiB);
     const bool given = GENERATE(true, false);
-    auto a =
-        make_caching_allocator(*up, release_2_6(), given ? std::optional<double>(1.0) : std::nullopt);
+    auto a = make_caching_allocator(*up, release_2_6(),
+                                    given ? std::optional<double>(1.0) : std::nullopt);
     void* p = a->allocate(60_MiB, 0);
     const std::string allowed = given ? "100.00 MiB allowed; " : "";
     CHECK(oom_text([&] { (void)a->allocate(50_MiB, 0); }) ==

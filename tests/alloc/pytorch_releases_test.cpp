@@ -47,8 +47,7 @@ TEST_CASE("releases: a release is written major.minor and read back", "[alloc][p
   CHECK(distinct_rule_sets().size() == 5);
 }
 
-TEST_CASE("releases: one roundup division leaves a size unrounded before 2.4",
-          "[alloc][pytorch]") {
+TEST_CASE("releases: one roundup division leaves a size unrounded before 2.4", "[alloc][pytorch]") {
   // round_size with 1 division: 2.0-2.3 pass the size to roundup_power2_next_division, which
   // returns it as it is; from 2.4 only divisions above 1 round by powers of two.
   CHECK(caching_block_size(1000 * 1024 + 1, under({2, 3}, "roundup_power2_divisions:1")) ==

@@ -105,9 +105,8 @@ TEST_CASE("releases PyTorch made are made again: empty_cache(), and the retry pa
   // a segment_alloc, whose stack shows the allocator's malloc, the retry path's.
   CHECK(t.recorded->empty_cache_calls == 1);
   CHECK(t.recorded->retry_releases == 1);
-  CHECK(std::count_if(t.events.begin(), t.events.end(), [](const event& e) {
-          return e.op == event::kind::empty_cache;
-        }) == 1);
+  CHECK(std::count_if(t.events.begin(), t.events.end(),
+                      [](const event& e) { return e.op == event::kind::empty_cache; }) == 1);
   const replay_outcome o = follow_snapshot("releases");
   check_reproduced_exactly(o, 6);
   CHECK(o.check->empty_cache_calls == 1);
@@ -124,8 +123,8 @@ TEST_CASE("a tie broken by address goes PyTorch's way on PyTorch's addresses",
   check_reproduced_exactly(o, 3);
   CHECK(o.stats.num_device_free == 1);  // X released by the empty_cache()
   // The same decisions on rising addresses break the tie the other way: nothing is released.
-  const replay_outcome other = replay(read_snapshot("addresses"), own_settings("addresses"), 80ull << 30, {},
-                                      follow_pytorch::no);
+  const replay_outcome other = replay(read_snapshot("addresses"), own_settings("addresses"),
+                                      80ull << 30, {}, follow_pytorch::no);
   CHECK(other.stats.num_device_free == 0);
 }
 
@@ -139,9 +138,10 @@ TEST_CASE("two streams: streams numbered by handle, a free that completes late",
   CHECK(side != t.recorded->decisions.end());
 }
 
-TEST_CASE("expandable segments: a mapped range from before, map and unmap, a reservation per "
-          "stream",
-          "[alloc][recording]") {
+TEST_CASE(
+    "expandable segments: a mapped range from before, map and unmap, a reservation per "
+    "stream",
+    "[alloc][recording]") {
   const trace_events t = read_snapshot("expandable");
   REQUIRE(t.recorded);
   REQUIRE(t.recorded->start.segments.size() == 1);
@@ -182,8 +182,8 @@ TEST_CASE("a replay that parts from PyTorch says where, and goes on on fresh add
           "[alloc][recording]") {
   // The start-state snapshot on a device too small for the 30 MiB segment PyTorch made there:
   // the replay runs out of memory where PyTorch got its segment.
-  const replay_outcome o = replay(read_snapshot("start-state"), own_settings("start-state"), 40ull << 20,
-                                  std::nullopt, follow_pytorch::yes);
+  const replay_outcome o = replay(read_snapshot("start-state"), own_settings("start-state"),
+                                  40ull << 20, std::nullopt, follow_pytorch::yes);
   REQUIRE(o.check);
   CHECK_FALSE(o.check->reproduced());
   REQUIRE(o.check->first);
@@ -222,7 +222,8 @@ TEST_CASE("the follower: PyTorch's addresses, a failed cudaMalloc where PyTorch'
   // Something PyTorch never did: the check says so, and fresh addresses follow.
   void* c = f.allocate(4 * one_mib);
   CHECK(reinterpret_cast<std::uintptr_t>(c) > fixture_base + (1ull << 40));
-  f.on_decision({decision_kind::segment_alloc, reinterpret_cast<std::uintptr_t>(c), 4 * one_mib, 0});
+  f.on_decision(
+      {decision_kind::segment_alloc, reinterpret_cast<std::uintptr_t>(c), 4 * one_mib, 0});
   const decision_check check = f.check();
   CHECK(check.pytorch == 3);
   CHECK(check.identical == 3);
@@ -237,9 +238,10 @@ TEST_CASE("the follower: PyTorch's addresses, a failed cudaMalloc where PyTorch'
   f.deallocate(c, 4 * one_mib);
 }
 
-TEST_CASE("the follower forces a failure only at the event PyTorch's was at, and checks a "
-          "trailing oom",
-          "[alloc][recording]") {
+TEST_CASE(
+    "the follower forces a failure only at the event PyTorch's was at, and checks a "
+    "trailing oom",
+    "[alloc][recording]") {
   // PyTorch ran out of memory at events[1]. At events[0] the replay asks for a segment PyTorch
   // never made: a difference there, not a failure made up at the wrong event.
   recording rec;
@@ -249,8 +251,8 @@ TEST_CASE("the follower forces a failure only at the event PyTorch's was at, and
     f.at_event(0);
     void* p = f.allocate(20 * one_mib);
     REQUIRE(p != nullptr);
-    f.on_decision({decision_kind::segment_alloc, reinterpret_cast<std::uintptr_t>(p), 20 * one_mib,
-                   0});
+    f.on_decision(
+        {decision_kind::segment_alloc, reinterpret_cast<std::uintptr_t>(p), 20 * one_mib, 0});
     const decision_check c = f.check();
     CHECK(c.forced_failures == 0);
     REQUIRE(c.first);
@@ -272,9 +274,10 @@ TEST_CASE("the follower forces a failure only at the event PyTorch's was at, and
   }
 }
 
-TEST_CASE("expandable reservations of two pools: one given back while the other's pages stay, "
-          "on a larger device than the recording's",
-          "[alloc][recording]") {
+TEST_CASE(
+    "expandable reservations of two pools: one given back while the other's pages stay, "
+    "on a larger device than the recording's",
+    "[alloc][recording]") {
   // 27 GiB apart; pinbench reserves 90 GiB for each on an 80 GiB device.
   check_reproduced_exactly(follow_snapshot("two-reservations"), 3);
   const trace_events t = read_snapshot("two-reservations");

@@ -20,7 +20,9 @@ using namespace pinbench::alloc;
 
 namespace trace_pickle_test {
 
-std::string traces_dir() { return pinbench::testing::source_dir() + "/tests/data/traces/"; }
+std::string traces_dir() {
+  return pinbench::testing::source_dir() + "/tests/data/traces/";
+}
 
 std::vector<event> events_of(const std::string& name, int device = 0) {
   auto source = open_trace(traces_dir() + name, {.device = device});
@@ -63,9 +65,10 @@ constexpr std::uint64_t mib = 1 << 20;
 
 using namespace trace_pickle_test;
 
-TEST_CASE("a snapshot pickle gives the events the conversion script gives, and the frees of the "
-          "blocks its recording began with",
-          "[alloc][trace]") {
+TEST_CASE(
+    "a snapshot pickle gives the events the conversion script gives, and the frees of the "
+    "blocks its recording began with",
+    "[alloc][trace]") {
   const auto expected = events_of("snapshot.json");
   REQUIRE(expected.size() == 6);
   for (const char* name : {"snapshot-p2.pickle", "snapshot-p4.pickle", "snapshot-p5.pickle"}) {

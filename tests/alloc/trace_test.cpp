@@ -162,8 +162,9 @@ TEST_CASE("the format is detected by content, not by the file name", "[alloc][tr
   // A pickle (its PROTO byte first) is read as a PyTorch memory snapshot, whatever its name.
   const std::string pickle = dir.file("snapshot.json", std::string("\x80\x04\x95", 3));
   CHECK(read_error(pickle).message ==
-        pickle + ": offset 2: opcode FRAME (0x95) needs 8 more byte(s), but the input ends "
-                 "after 0 (truncated?)");
+        pickle +
+            ": offset 2: opcode FRAME (0x95) needs 8 more byte(s), but the input ends "
+            "after 0 (truncated?)");
   std::ifstream snapshot_in(fixture("snapshot-p4.pickle"), std::ios::binary);
   const std::string snapshot_bytes{std::istreambuf_iterator<char>(snapshot_in), {}};
   // Its six requests, and the free of the block live when its recording began.

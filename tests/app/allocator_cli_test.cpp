@@ -62,12 +62,13 @@ TEST_CASE("validate refuses a trace_file that run could not replay, as run does"
   const fs::path dir = fresh_dir("trace-file");
   fs::create_directories(dir / "traces");
   ::mkfifo((dir / "fifo.json").c_str(), 0600);
-  const auto scenario_with = [&](const std::string& trace) {
-    std::ofstream(dir / "s.json")
-        << R"({"schema": "pinbench.scenario/1", "name": "replay", "kind": "allocator", )"
-        << R"("params": {"workload": "trace", "trace_file": ")" << trace << R"("}})";
-    return (dir / "s.json").string();
-  };
+  const auto scenario_with =
+      [&](const std::string& trace) {
+        std::ofstream(dir / "s.json")
+            << R"({"schema": "pinbench.scenario/1", "name": "replay", "kind": "allocator", )"
+            << R"("params": {"workload": "trace", "trace_file": ")" << trace << R"("}})";
+        return (dir / "s.json").string();
+      };
   struct bad {
     std::string trace, why;
   };
@@ -139,9 +140,10 @@ TEST_CASE("list shows the allocator kind and its scenarios", "[app][allocator]")
     CHECK(o.out.find(std::string("builtin:") + name) != std::string::npos);
 }
 
-TEST_CASE("run --snapshot FILE.pickle writes the replay as PyTorch pickles a snapshot, which "
-          "replays to PyTorch's decisions again",
-          "[app][allocator][recording]") {
+TEST_CASE(
+    "run --snapshot FILE.pickle writes the replay as PyTorch pickles a snapshot, which "
+    "replays to PyTorch's decisions again",
+    "[app][allocator][recording]") {
   const fs::path dir = fresh_dir("snap-pickle");
   const std::string fixture =
       pinbench::testing::source_dir() + "/tests/data/traces/snapshot-start-state.pickle";

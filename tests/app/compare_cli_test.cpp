@@ -416,7 +416,8 @@ TEST_CASE("run --repeat: a round's process refuses a plan other than its parent'
   const std::string round =
       "run builtin:transfer-modes --backend host --set bytes=64KiB --set sampling.min_samples=3"
       " --set sampling.max_samples=3 --set sampling.min_time=0 --set sampling.warmup=0"
-      " --repeat 3 --round 1 --quiet --out " + (dir / "round.json").string();
+      " --repeat 3 --round 1 --quiet --out " +
+      (dir / "round.json").string();
   // The round names the plan it made when the fingerprint it is given differs.
   const auto wrong = run_pinbench(round + " --plan-fingerprint 0000000000000000");
   REQUIRE(wrong.code == 2);

@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -245,8 +245,8 @@ child start_long_rounds(const fs::path& dir, bool own_group) {
   const child c = spawn({"run", (dir / "s.json").string(), "--backend", "host", "--repeat", "3",
                          "--out", (dir / "r.json").string()},
                         dir / "stdout", dir / "stderr", own_group);
-  REQUIRE(wait_until_child_runs_threads(c.pid, std::chrono::milliseconds(static_cast<int>(
-                                                   30'000 * time_scale()))));
+  REQUIRE(wait_until_child_runs_threads(
+      c.pid, std::chrono::milliseconds(static_cast<int>(30'000 * time_scale()))));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   return c;
 }
@@ -754,7 +754,8 @@ TEST_CASE("faults: an input that is a FIFO or a device is exit 2 at once, never 
   CHECK(o.code == 2);
   CHECK(o.err == "pinbench: error: " + fifo.string() +
                      ": is a FIFO (named pipe), expected a regular file\n");
-  o = run_shell(exe + " run " + fifo.string() + " --backend host --out " + (dir / "r.json").string());
+  o = run_shell(exe + " run " + fifo.string() + " --backend host --out " +
+                (dir / "r.json").string());
   CHECK(o.code == 2);
   CHECK(o.err.find("is a FIFO") != std::string::npos);
   o = run_shell(exe + " validate /dev/zero");
@@ -1091,9 +1092,9 @@ TEST_CASE("faults: SIGTERM (twice, as timeout sends it) and SIGHUP keep what was
     INFO(name);
     fs::remove(out);
     fs::remove(dir / "stderr");
-    const child c = spawn({"run", (dir / "s.json").string(), "--backend", "host", "--out",
-                           out.string()},
-                          dir / "stdout", dir / "stderr");
+    const child c =
+        spawn({"run", (dir / "s.json").string(), "--backend", "host", "--out", out.string()},
+              dir / "stdout", dir / "stderr");
     // A case and a half after the first line (the handler is in place by then): at least one
     // case completed, one cut short.
     std::this_thread::sleep_until(wait_for_output(dir / "stderr", limit) +
@@ -1114,9 +1115,9 @@ TEST_CASE("faults: SIGTERM (twice, as timeout sends it) and SIGHUP keep what was
   if (have("timeout")) {
     // As the issue's user runs it: `timeout` signals pinbench, then its process group.
     fs::remove(out);
-    const auto o = run_shell(fmt::format(
-        "timeout --preserve-status -s TERM 3 {} run {} --backend host --out {}",
-        pinbench::testing::pinbench_exe(), (dir / "s.json").string(), out.string()));
+    const auto o = run_shell(
+        fmt::format("timeout --preserve-status -s TERM 3 {} run {} --backend host --out {}",
+                    pinbench::testing::pinbench_exe(), (dir / "s.json").string(), out.string()));
     INFO(o.err);
     CHECK(o.code == 143);
     REQUIRE(fs::exists(out));  // 3 s: the handler is in place long before, even under ASan
@@ -1128,10 +1129,10 @@ TEST_CASE("faults: SIGTERM (twice, as timeout sends it) and SIGHUP keep what was
 
   {  // A signal ignored when pinbench starts (nohup) stays ignored.
     fs::remove(out);
-    const auto o = run_shell(fmt::format(
-        "trap '' HUP; {} run {} --backend host --out {} --set sampling.timeout=100ms "
-        "--set sampling.min_time=100ms & pid=$!; sleep 0.5; kill -HUP $pid; wait $pid",
-        pinbench::testing::pinbench_exe(), (dir / "s.json").string(), out.string()));
+    const auto o = run_shell(
+        fmt::format("trap '' HUP; {} run {} --backend host --out {} --set sampling.timeout=100ms "
+                    "--set sampling.min_time=100ms & pid=$!; sleep 0.5; kill -HUP $pid; wait $pid",
+                    pinbench::testing::pinbench_exe(), (dir / "s.json").string(), out.string()));
     INFO(o.err);
     CHECK(o.code == 0);
     REQUIRE(fs::exists(out));
@@ -1142,8 +1143,9 @@ TEST_CASE("faults: SIGTERM (twice, as timeout sends it) and SIGHUP keep what was
   fs::remove_all(dir);
 }
 
-TEST_CASE("faults: an output that is also an input, or another output, is exit 2 and files stay intact",
-          "[app][faults][outputs]") {
+TEST_CASE(
+    "faults: an output that is also an input, or another output, is exit 2 and files stay intact",
+    "[app][faults][outputs]") {
   const fs::path dir = fresh_dir("faults-alias");
   write(dir / "s.json", eight_cases());
   fs::create_directories(dir / "scenarios");
@@ -1273,7 +1275,8 @@ TEST_CASE("faults: compare with nothing gated in common exits 3, and so do save 
                        a.string() + k_quick_sampling)
               .code == 0);
   REQUIRE(run_pinbench("run builtin:transfer-pin-on-the-fly --backend host --set bytes=64KiB -q "
-                       "--out " + b.string() + k_quick_sampling)
+                       "--out " +
+                       b.string() + k_quick_sampling)
               .code == 0);
   const auto o = run_pinbench("compare " + a.string() + " " + b.string());
   CHECK(o.code == 3);

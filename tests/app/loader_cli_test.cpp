@@ -86,8 +86,10 @@ TEST_CASE("loader: bad params exit 2 with one line, a failing worker is a failed
   }
 }
 
-TEST_CASE("loader: loader-machinery runs thread workers at 0 and 2 on free samples, and its "
-          "reference file applies to the result", "[app][loader]") {
+TEST_CASE(
+    "loader: loader-machinery runs thread workers at 0 and 2 on free samples, and its "
+    "reference file applies to the result",
+    "[app][loader]") {
   const fs::path dir = fresh_dir("loader-machinery");
   const std::string out = (dir / "r.json").string();
   // Fewer samples and one run: what is checked here is the shape, not the speed (that is the
@@ -224,8 +226,8 @@ TEST_CASE("loader: images over dataset.max_pixels fail the case by name, in boun
       pinbench::image::encode_jpeg(pinbench::image::synthesize_image(64, 48, 1), 90);
   REQUIRE(pinbench::testing::declare_jpeg_size(big, 16000, 16000));
   for (int i = 0; i < 8; ++i)
-    pinbench::testing::write_binary(dir / "photos" / "class_a" / ("big_" + std::to_string(i) + ".jpg"),
-                                    big);
+    pinbench::testing::write_binary(
+        dir / "photos" / "class_a" / ("big_" + std::to_string(i) + ".jpg"), big);
   const std::string out = (dir / "r.json").string();
   const std::string base = "run builtin:loader-jpeg-workers --out " + out + k_fast_jpeg +
                            " --set dataset.dir=" + (dir / "photos").string() +

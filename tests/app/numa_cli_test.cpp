@@ -27,12 +27,14 @@ void write_numa_scenarios(const fs::path& dir) {
       << R"({"schema": "pinbench.scenario/1", "name": "numa-transfer", "kind": "transfer",
             "params": {"bytes": "64KiB"},
             "matrix": {"memory": ["pageable", "pinned"], "direction": ["h2d", "d2h"]},
-            "sampling": )" + numa_quick_sampling + "}";
+            "sampling": )" +
+             numa_quick_sampling + "}";
   std::ofstream(dir / "loader.json")
       << R"({"schema": "pinbench.scenario/1", "name": "numa-loader", "kind": "loader",
             "params": {"dataset": {"samples": 64, "sample_bytes": "1KiB", "cpu_per_sample": "1us"},
                        "batch_size": 8, "compute_per_batch": "100us"},
-            "sampling": )" + numa_quick_sampling + "}";
+            "sampling": )" +
+             numa_quick_sampling + "}";
 }
 
 json read_numa_result(const fs::path& p) {
@@ -99,7 +101,8 @@ TEST_CASE("numa cli: --numa none reaches each round's process", "[numa][cli]") {
 TEST_CASE("numa cli: a node this machine lacks, or no node at all, is bad input", "[numa][cli]") {
   for (const char* bad : {"4095", "nearest", "-1"}) {
     INFO(bad);
-    const auto o = run_pinbench(std::string("run builtin:transfer-size --backend host --numa ") + bad);
+    const auto o =
+        run_pinbench(std::string("run builtin:transfer-size --backend host --numa ") + bad);
     CHECK(o.code == 2);
     CHECK(o.err.find("--numa") != std::string::npos);
   }

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "round_processes.hpp"
@@ -34,18 +34,28 @@ TEST_CASE("a round's process is given every option of run but the rounds' own", 
     words.push_back(name);
     if (o->get_expected_min() == 0) continue;  // a flag
     // A value each option's check accepts.
-    if (name == "--backend") words.emplace_back("cuda");
-    else if (name == "--format") words.emplace_back("csv");
-    else if (name == "--rounds-in") words.emplace_back("processes");
-    else if (name == "--telemetry-device") words.emplace_back("off");
-    else if (name == "--host-fault") words.emplace_back("slow=5%");
-    else if (name == "--numa") words.emplace_back("none");
-    else if (name == "--rank-timeout") words.emplace_back("30");
-    else if (name == "--set") words.emplace_back("bytes=1MiB");
-    else if (name == "--host-capacity") words.emplace_back("1GiB");
+    if (name == "--backend")
+      words.emplace_back("cuda");
+    else if (name == "--format")
+      words.emplace_back("csv");
+    else if (name == "--rounds-in")
+      words.emplace_back("processes");
+    else if (name == "--telemetry-device")
+      words.emplace_back("off");
+    else if (name == "--host-fault")
+      words.emplace_back("slow=5%");
+    else if (name == "--numa")
+      words.emplace_back("none");
+    else if (name == "--rank-timeout")
+      words.emplace_back("30");
+    else if (name == "--set")
+      words.emplace_back("bytes=1MiB");
+    else if (name == "--host-capacity")
+      words.emplace_back("1GiB");
     else if (name == "--out" || name == "--snapshot" || name == "--plan-fingerprint")
       words.emplace_back("x");
-    else words.emplace_back("3");  // counts: seed, repeat, round, max-cases
+    else
+      words.emplace_back("3");  // counts: seed, repeat, round, max-cases
   }
   std::vector<char*> argv;
   for (auto& w : words) argv.push_back(w.data());

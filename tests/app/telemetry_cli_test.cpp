@@ -215,8 +215,9 @@ TEST_CASE("a GPU asked for and not watched is a run warning, not only a line in 
               .code == 0);
   std::ifstream in(out);
   const auto r = nlohmann::json::parse(in);
-  CHECK_THAT(r["environment"]["warnings"].dump(),
-             Catch::Contains("no GPU telemetry (clocks, throttling) in this run: no NVML device 9"));
+  CHECK_THAT(
+      r["environment"]["warnings"].dump(),
+      Catch::Contains("no GPU telemetry (clocks, throttling) in this run: no NVML device 9"));
   CHECK(r["scenarios"][0]["cases"][0]["info"]["telemetry"]["available"] == false);
 }
 

@@ -39,8 +39,8 @@ TEST_CASE("a size is the larger buffer, in whole elements and whole blocks", "[c
 }
 
 TEST_CASE("ops and element types have names both ways", "[collective]") {
-  for (const op o : {op::all_reduce, op::all_gather, op::reduce_scatter, op::broadcast,
-                     op::send_recv})
+  for (const op o :
+       {op::all_reduce, op::all_gather, op::reduce_scatter, op::broadcast, op::send_recv})
     CHECK(op_from(to_string(o)) == o);
   for (const dtype t : {dtype::float32, dtype::float64, dtype::int32})
     CHECK(dtype_from(to_string(t)) == t);

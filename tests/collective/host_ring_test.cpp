@@ -20,7 +20,8 @@ namespace {
 
 // Rank r's element i: small integers of both signs, so that every sum is exact in every type.
 double input(int rank, std::size_t i) {
-  return static_cast<double>(static_cast<int>((static_cast<std::size_t>(rank) * 31 + i * 7) % 13) - 5);
+  return static_cast<double>(static_cast<int>((static_cast<std::size_t>(rank) * 31 + i * 7) % 13) -
+                             5);
 }
 
 // The op's result on rank r, element i of its result region, computed the obvious way.
@@ -31,14 +32,17 @@ double reference(op o, int n, int r, std::size_t i, const buffer_shape& s, int r
       for (int q = 0; q < n; ++q) sum += input(q, i);
       return sum;
     }
-    case op::all_gather: return input(static_cast<int>(i / s.send_count), i % s.send_count);
+    case op::all_gather:
+      return input(static_cast<int>(i / s.send_count), i % s.send_count);
     case op::reduce_scatter: {
       double sum = 0;
       for (int q = 0; q < n; ++q) sum += input(q, static_cast<std::size_t>(r) * s.recv_count + i);
       return sum;
     }
-    case op::broadcast: return input(root, i);
-    case op::send_recv: return input((r ^ 1) < n ? (r ^ 1) : r, i);
+    case op::broadcast:
+      return input(root, i);
+    case op::send_recv:
+      return input((r ^ 1) < n ? (r ^ 1) : r, i);
   }
   return 0;
 }
@@ -52,8 +56,7 @@ buffer_shape shape_for(op o, int n, std::size_t count) {
 
 // Runs `o` once on `ring` with fresh buffers and returns the first wrong element, or "".
 template <class T>
-std::string run_and_check(group& ring, op o, dtype t, std::size_t count, bool in_place,
-                          int root) {
+std::string run_and_check(group& ring, op o, dtype t, std::size_t count, bool in_place, int root) {
   const int n = ring.world_size();
   const buffer_shape s = shape_for(o, n, count);
   const std::size_t one = std::max(s.send_count, s.recv_count);
@@ -77,28 +80,32 @@ std::string run_and_check(group& ring, op o, dtype t, std::size_t count, bool in
   }
   ring.run(o, t, s, buffers, root);
   for (int r = 0; r < n; ++r) {
-    const auto& out = in_place ? send[static_cast<std::size_t>(r)] : recv[static_cast<std::size_t>(r)];
+    const auto& out =
+        in_place ? send[static_cast<std::size_t>(r)] : recv[static_cast<std::size_t>(r)];
     // reduce_scatter in place: the result lands at this rank's block.
     const std::size_t at =
         in_place && o == op::reduce_scatter ? s.recv_count * static_cast<std::size_t>(r) : 0;
     for (std::size_t i = 0; i < s.recv_count; ++i) {
       const T want = static_cast<T>(reference(o, n, r, i, s, root));
       if (out[at + i] != want)
-        return fmt::format("{} {} n={} count={} in_place={} root={}: rank {} element {}: "
-                           "expected {}, got {}",
-                           to_string(o), to_string(t), n, count, in_place, root, r, i,
-                           static_cast<double>(want), static_cast<double>(out[at + i]));
+        return fmt::format(
+            "{} {} n={} count={} in_place={} root={}: rank {} element {}: "
+            "expected {}, got {}",
+            to_string(o), to_string(t), n, count, in_place, root, r, i, static_cast<double>(want),
+            static_cast<double>(out[at + i]));
     }
   }
   return {};
 }
 
-std::string run_and_check(group& ring, op o, dtype t, std::size_t count, bool in_place,
-                          int root) {
+std::string run_and_check(group& ring, op o, dtype t, std::size_t count, bool in_place, int root) {
   switch (t) {
-    case dtype::float64: return run_and_check<double>(ring, o, t, count, in_place, root);
-    case dtype::int32: return run_and_check<std::int32_t>(ring, o, t, count, in_place, root);
-    case dtype::float32: break;
+    case dtype::float64:
+      return run_and_check<double>(ring, o, t, count, in_place, root);
+    case dtype::int32:
+      return run_and_check<std::int32_t>(ring, o, t, count, in_place, root);
+    case dtype::float32:
+      break;
   }
   return run_and_check<float>(ring, o, t, count, in_place, root);
 }
@@ -134,8 +141,8 @@ TEST_CASE("the host ring pipelines a large broadcast from any root and a large a
   const auto ring = make_host_ring(5);
   // 300001 float64 elements: several pipeline chunks of the broadcast, uneven ring chunks.
   for (int root = 0; root < 5; ++root) {
-    const std::string problem = run_and_check(*ring, op::broadcast, dtype::float64, 300001,
-                                              root % 2 == 0, root);
+    const std::string problem =
+        run_and_check(*ring, op::broadcast, dtype::float64, 300001, root % 2 == 0, root);
     INFO(problem);
     CHECK(problem.empty());
   }

@@ -19,7 +19,10 @@ namespace pinbench::testing {
 class thread_world {
  public:
   explicit thread_world(int n)
-      : n_(n), step_(n), ptrs_(static_cast<std::size_t>(n)), texts_(static_cast<std::size_t>(n)),
+      : n_(n),
+        step_(n),
+        ptrs_(static_cast<std::size_t>(n)),
+        texts_(static_cast<std::size_t>(n)),
         posted_(static_cast<std::size_t>(n)) {}
 
   class comm final : public dist::communicator {
@@ -95,9 +98,15 @@ class thread_world {
                 std::size_t first) {
       post(send);
       switch (e) {
-        case dist::element::f32: sum<float>(recv, count, first); break;
-        case dist::element::f64: sum<double>(recv, count, first); break;
-        case dist::element::i32: sum<std::int32_t>(recv, count, first); break;
+        case dist::element::f32:
+          sum<float>(recv, count, first);
+          break;
+        case dist::element::f64:
+          sum<double>(recv, count, first);
+          break;
+        case dist::element::i32:
+          sum<std::int32_t>(recv, count, first);
+          break;
       }
       w_.step_.arrive_and_wait();
     }

@@ -38,11 +38,19 @@ std::string le(std::uint64_t v, int n) {
   return s;
 }
 // SHORT_BINUNICODE
-std::string str(const std::string& s) { return bytes({0x8c}) + le(s.size(), 1) + s; }
-std::string p4(const std::string& body) { return bytes({0x80, 4}) + body + "."; }
-std::string p2(const std::string& body) { return bytes({0x80, 2}) + body + "."; }
+std::string str(const std::string& s) {
+  return bytes({0x8c}) + le(s.size(), 1) + s;
+}
+std::string p4(const std::string& body) {
+  return bytes({0x80, 4}) + body + ".";
+}
+std::string p2(const std::string& body) {
+  return bytes({0x80, 2}) + body + ".";
+}
 
-json read(const std::string& pickle) { return read_pickle(pickle, "t.pickle"); }
+json read(const std::string& pickle) {
+  return read_pickle(pickle, "t.pickle");
+}
 
 // Bytes as hex, so that a mismatch prints readably.
 std::string hex(const std::string& s) {
@@ -57,7 +65,9 @@ std::string hex(const std::string& s) {
   return out;
 }
 
-json round_trip(const json& v) { return read(write_pickle(v)); }
+json round_trip(const json& v) {
+  return read(write_pickle(v));
+}
 
 std::string error_of(const std::string& pickle) {
   try {
@@ -95,15 +105,15 @@ TEST_CASE("pickle: scalars", "[core][pickle]") {
   CHECK(read(p4(bytes({0x8a, 9, 0, 0, 0, 0, 0, 0, 0, 0x80, 0xff}))) ==
         json(std::numeric_limits<std::int64_t>::min()));  // a redundant sign byte
   CHECK(read(p4(bytes({0x8b}) + le(2, 4) + bytes({0x34, 0x12}))) == json(0x1234));  // LONG4
-  CHECK(read(p4("G" + bytes({0x3f, 0xf8, 0, 0, 0, 0, 0, 0}))) == json(1.5));  // big-endian
+  CHECK(read(p4("G" + bytes({0x3f, 0xf8, 0, 0, 0, 0, 0, 0}))) == json(1.5));        // big-endian
 }
 
 TEST_CASE("pickle: strings and bytes", "[core][pickle]") {
   CHECK(read(p4(str("alloc"))) == json("alloc"));
   CHECK(read(p4("X" + le(3, 4) + "abc")) == json("abc"));
   CHECK(read(p4(bytes({0x8d}) + le(2, 8) + "hi")) == json("hi"));  // BINUNICODE8
-  CHECK(read(p2("U" + le(2, 1) + "py")) == json("py"));             // SHORT_BINSTRING
-  CHECK(read(p2("T" + le(3, 4) + "two")) == json("two"));           // BINSTRING
+  CHECK(read(p2("U" + le(2, 1) + "py")) == json("py"));            // SHORT_BINSTRING
+  CHECK(read(p2("T" + le(3, 4) + "two")) == json("two"));          // BINSTRING
   CHECK(read(p4(str("\xc3\xa9t\xc3\xa9"))) == json("\xc3\xa9t\xc3\xa9"));
   // Bytes become a JSON binary value.
   const json b = read(p4("C" + le(3, 1) + bytes({0, 1, 2})));
@@ -114,8 +124,11 @@ TEST_CASE("pickle: strings and bytes", "[core][pickle]") {
   CHECK(read(p4(bytes({0x8e}) + le(1, 8) + "x")).is_binary());  // BINBYTES8
   CHECK(read(p4(bytes({0x96}) + le(1, 8) + "x")).is_binary());  // BYTEARRAY8
   // Invalid UTF-8 (and a surrogate) is replaced, so that the JSON always serializes.
-  const json bad = read(p4(str("a\xff" "b\xed\xa0\x80")));
-  CHECK(bad == json("a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"));
+  const json bad =
+      read(p4(str("a\xff"
+                  "b\xed\xa0\x80")));
+  CHECK(bad == json("a\xef\xbf\xbd"
+                    "b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"));
   CHECK_NOTHROW(bad.dump());
 }
 
@@ -124,7 +137,7 @@ TEST_CASE("pickle: lists, tuples, sets and dicts", "[core][pickle]") {
   CHECK(read(p4("]K" + le(1, 1) + "a(K" + le(2, 1) + "K" + le(3, 1) + "e")) == json({1, 2, 3}));
   CHECK(read(p2("(K" + le(1, 1) + "N" + "l")) == json::array({1, nullptr}));  // LIST
   CHECK(read(p4(")")) == json::array());                                      // EMPTY_TUPLE
-  CHECK(read(p4("(K" + le(1, 1) + "K" + le(2, 1) + "t")) == json({1, 2}));   // TUPLE
+  CHECK(read(p4("(K" + le(1, 1) + "K" + le(2, 1) + "t")) == json({1, 2}));    // TUPLE
   CHECK(read(p4("K" + le(1, 1) + bytes({0x85}))) == json({1}));               // TUPLE1
   CHECK(read(p4("K" + le(1, 1) + "K" + le(2, 1) + bytes({0x86}))) == json({1, 2}));
   CHECK(read(p4("K" + le(1, 1) + "K" + le(2, 1) + "K" + le(3, 1) + bytes({0x87}))) ==
@@ -157,14 +170,17 @@ TEST_CASE("pickle: the memo shares values, as Python does", "[core][pickle]") {
   // PyTorch's and Python's picklers memoize a dict right after EMPTY_DICT and fill it
   // afterwards: a later BINGET must see it filled, not the empty dict that was memoized.
   const std::string filled_later =
-      "]" "\x94"                                       // outer list, memo 0
-      "}" "\x94"                                       // dict, memo 1
-      "(" + str("k") + "K" + le(1, 1) + "u"            // filled after MEMOIZE
-      + "a" + "h" + le(1, 1) + "a";                    // APPEND it, then BINGET 1 and APPEND
+      "]"
+      "\x94"  // outer list, memo 0
+      "}"
+      "\x94"  // dict, memo 1
+      "(" +
+      str("k") + "K" + le(1, 1) + "u"  // filled after MEMOIZE
+      + "a" + "h" + le(1, 1) + "a";    // APPEND it, then BINGET 1 and APPEND
   CHECK(read(p4(filled_later)) == json::array({{{"k", 1}}, {{"k", 1}}}));
   // Mutated after the get, too: the list got first, appended to afterwards.
-  const std::string mutated_after_get = "]q" + le(0, 1) + "]q" + le(1, 1) + "a" + "h" +
-                                        le(1, 1) + "K" + le(9, 1) + "a" + "0";
+  const std::string mutated_after_get =
+      "]q" + le(0, 1) + "]q" + le(1, 1) + "a" + "h" + le(1, 1) + "K" + le(9, 1) + "a" + "0";
   // stack: outer list [inner]; BINGET inner; append 9 to inner; POP it: outer = [[9]]
   CHECK(read(p4(mutated_after_get)) == json::array({json::array({9})}));
   // BINPUT/LONG_BINPUT and BINGET/LONG_BINGET
@@ -173,8 +189,8 @@ TEST_CASE("pickle: the memo shares values, as Python does", "[core][pickle]") {
   CHECK(read(p4(str("s") + "q" + le(3, 1) + "h" + le(3, 1) + bytes({0x86}))) == json({"s", "s"}));
 
   // Stored once: the document shares the value, whatever the number of references.
-  const std::string twice = p4("}\x94(" + str("a") + "K" + le(1, 1) + "u" + "h" + le(0, 1) +
-                               bytes({0x86}));
+  const std::string twice =
+      p4("}\x94(" + str("a") + "K" + le(1, 1) + "u" + "h" + le(0, 1) + bytes({0x86}));
   const auto doc = pickle_document::read(twice, "t.pickle");
   const auto items = doc.items(doc.root());
   REQUIRE(items.size() == 2);
@@ -195,8 +211,12 @@ TEST_CASE("pickle: opcodes that name or run code are refused, with offset and na
       {"}Nb", "BUILD (0x62)"},
       {"(iposix\nsystem\n", "INST (0x69)"},
       {"(No", "OBJ (0x6f)"},
-      {"N)" "\x81", "NEWOBJ (0x81)"},
-      {"N)}" "\x92", "NEWOBJ_EX (0x92)"},
+      {"N)"
+       "\x81",
+       "NEWOBJ (0x81)"},
+      {"N)}"
+       "\x92",
+       "NEWOBJ_EX (0x92)"},
       {"P1\n", "PERSID (0x50)"},
       {"NQ", "BINPERSID (0x51)"},
       {"\x82\x01", "EXT1 (0x82)"},
@@ -206,12 +226,14 @@ TEST_CASE("pickle: opcodes that name or run code are refused, with offset and na
   for (const auto& c : cases) {
     INFO(c.name);
     const std::string m = error_of(p4(c.body));
-    CHECK_THAT(m, Catch::Contains("opcode " + c.name + " refused: a memory snapshot holds only "
+    CHECK_THAT(m, Catch::Contains("opcode " + c.name +
+                                  " refused: a memory snapshot holds only "
                                   "plain data, and loading code from a file is never done"));
     CHECK_THAT(m, Catch::StartsWith("t.pickle: offset "));
   }
   // The offset is the opcode's own: GLOBAL right after PROTO is at 2.
-  CHECK_THAT(error_of(p2("cposix\nsystem\n")), Catch::StartsWith("t.pickle: offset 2: opcode GLOBAL"));
+  CHECK_THAT(error_of(p2("cposix\nsystem\n")),
+             Catch::StartsWith("t.pickle: offset 2: opcode GLOBAL"));
   CHECK_THAT(error_of(p4("N" + str("x") + "\x93")),
              Catch::StartsWith("t.pickle: offset 6: opcode STACK_GLOBAL"));
   CHECK_THAT(error_of(p4("\xff")), Catch::Contains("offset 2: unknown opcode 0xff"));
@@ -222,7 +244,8 @@ TEST_CASE("pickle: opcodes that name or run code are refused, with offset and na
 
 TEST_CASE("pickle: malformed input is a one-line error naming the offset", "[core][pickle]") {
   CHECK_THAT(error_of(""), Catch::Contains("offset 0: the pickle ends without STOP"));
-  CHECK_THAT(error_of(bytes({0x80, 4, 'N'})), Catch::Contains("offset 3: the pickle ends without STOP"));
+  CHECK_THAT(error_of(bytes({0x80, 4, 'N'})),
+             Catch::Contains("offset 3: the pickle ends without STOP"));
   CHECK_THAT(error_of(bytes({0x80, 4, 'J', 1, 2})),
              Catch::Contains("offset 2: opcode BININT (0x4a) needs 4 more byte(s), but the "
                              "input ends after 2"));
@@ -265,8 +288,7 @@ TEST_CASE("pickle: nesting, cycles and shared-reference bombs are bounded", "[co
   CHECK_THAT(error_of(p2(std::string(600, '(') + "]" + std::string(600, 'l'))),
              Catch::Contains("containers nest deeper than 512 levels"));
   // A list that holds itself (through the memo) is caught by the same bound.
-  CHECK_THAT(error_of(p4("]\x94h" + le(0, 1) + "a")),
-             Catch::Contains("(or one holds itself)"));
+  CHECK_THAT(error_of(p4("]\x94h" + le(0, 1) + "a")), Catch::Contains("(or one holds itself)"));
   // 40 levels of [x, x]: 2^40 values once copied; the document holds 40 lists.
   std::string bomb = "]";
   for (int level = 0; level < 40; ++level) {
@@ -281,13 +303,12 @@ TEST_CASE("pickle: written values read back as they were", "[core][pickle]") {
   constexpr auto i64_min = std::numeric_limits<std::int64_t>::min();
   constexpr auto i64_max = std::numeric_limits<std::int64_t>::max();
   constexpr auto u64_max = std::numeric_limits<std::uint64_t>::max();
-  for (const std::int64_t i : {std::int64_t{0}, std::int64_t{1}, std::int64_t{255},
-                               std::int64_t{256}, std::int64_t{65535}, std::int64_t{65536},
-                               std::int64_t{-1}, std::int64_t{-255}, std::int64_t{-256},
-                               std::int64_t{-65536}, std::int64_t{2147483647},
-                               std::int64_t{2147483648}, std::int64_t{-2147483648},
-                               std::int64_t{-2147483649}, std::int64_t{1} << 40,
-                               -(std::int64_t{1} << 40), i64_min, i64_max, i64_min + 1}) {
+  for (const std::int64_t i :
+       {std::int64_t{0}, std::int64_t{1}, std::int64_t{255}, std::int64_t{256}, std::int64_t{65535},
+        std::int64_t{65536}, std::int64_t{-1}, std::int64_t{-255}, std::int64_t{-256},
+        std::int64_t{-65536}, std::int64_t{2147483647}, std::int64_t{2147483648},
+        std::int64_t{-2147483648}, std::int64_t{-2147483649}, std::int64_t{1} << 40,
+        -(std::int64_t{1} << 40), i64_min, i64_max, i64_min + 1}) {
     INFO(i);
     const json back = round_trip(i);
     REQUIRE(back.is_number_integer());
@@ -299,9 +320,9 @@ TEST_CASE("pickle: written values read back as they were", "[core][pickle]") {
     REQUIRE(back.is_number_integer());
     CHECK(back.get<std::uint64_t>() == u);
   }
-  for (const double d : {0.0, 0.5, -2.25, 1e300, -1e-300, 3.141592653589793,
-                         std::numeric_limits<double>::infinity(),
-                         std::numeric_limits<double>::denorm_min()}) {
+  for (const double d :
+       {0.0, 0.5, -2.25, 1e300, -1e-300, 3.141592653589793, std::numeric_limits<double>::infinity(),
+        std::numeric_limits<double>::denorm_min()}) {
     INFO(d);
     const json back = round_trip(d);
     REQUIRE(back.is_number_float());
@@ -397,8 +418,7 @@ TEST_CASE("pickle: written bytes are CPython's with its memo off", "[core][pickl
         hex(framed(bytes({0x8a, 9, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x00, '.'}))));
   CHECK(hex(write_pickle(std::numeric_limits<std::uint64_t>::max())) ==
         hex(framed(bytes({0x8a, 9, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, '.'}))));
-  CHECK(hex(write_pickle(0.5)) ==
-        hex(framed(bytes({'G', 0x3f, 0xe0, 0, 0, 0, 0, 0, 0, '.'}))));
+  CHECK(hex(write_pickle(0.5)) == hex(framed(bytes({'G', 0x3f, 0xe0, 0, 0, 0, 0, 0, 0, '.'}))));
   CHECK(hex(write_pickle(1e300)) ==
         hex(framed(bytes({'G', 0x7e, 0x37, 0xe4, 0x3c, 0x88, 0x00, 0x75, 0x9c, '.'}))));
 
@@ -418,9 +438,9 @@ TEST_CASE("pickle: written bytes are CPython's with its memo off", "[core][pickl
   const json mixed = {{"a", json::array({1, "\xc3\xa9", json::binary({'x'}), nullptr, true, 0.5})},
                       {"b", json::object()}};
   CHECK(hex(write_pickle(mixed)) ==
-        hex(framed(bytes({'}',  '(',  0x8c, 1,    'a', ']', '(', 'K', 1,    0x8c, 2, 0xc3,
-                          0xa9, 'C',  1,    'x',  'N', 0x88, 'G', 0x3f, 0xe0, 0,    0, 0,
-                          0,    0,    0,    'e',  0x8c, 1,  'b', '}', 'u', '.'}))));
+        hex(framed(bytes({'}',  '(', 0x8c, 1,   'a',  ']',  '(', 'K',  1,    0x8c, 2, 0xc3,
+                          0xa9, 'C', 1,    'x', 'N',  0x88, 'G', 0x3f, 0xe0, 0,    0, 0,
+                          0,    0,   0,    'e', 0x8c, 1,    'b', '}',  'u',  '.'}))));
 }
 
 TEST_CASE("pickle: written frames and long strings are placed as CPython places them",
@@ -445,11 +465,9 @@ TEST_CASE("pickle: written frames and long strings are placed as CPython places 
   CHECK(alone.size() == 70008);
   const std::string between = write_pickle(json::array({"s", x, 7}));
   REQUIRE(between.size() == 70034);
-  CHECK(hex(between.substr(0, 21)) ==
-        hex(bytes({0x80, 4, 0x95}) + le(5, 8) + bytes({']', '(', 0x8c, 1, 's', 'X'}) +
-            le(70000, 4)));
-  CHECK(hex(between.substr(70021)) ==
-        hex(bytes({0x95}) + le(4, 8) + bytes({'K', 7, 'e', '.'})));
+  CHECK(hex(between.substr(0, 21)) == hex(bytes({0x80, 4, 0x95}) + le(5, 8) +
+                                          bytes({']', '(', 0x8c, 1, 's', 'X'}) + le(70000, 4)));
+  CHECK(hex(between.substr(70021)) == hex(bytes({0x95}) + le(4, 8) + bytes({'K', 7, 'e', '.'})));
   // Every frame's length is what follows it, up to the next FRAME, large string or the end:
   // the reader checks lengths; Python's own checks that no opcode straddles a frame's end.
   CHECK(read(between) == json::array({"s", x, 7}));

@@ -12,7 +12,8 @@
 using namespace pinbench;
 using namespace pinbench::device;
 
-TEST_CASE("host backend: a terabyte is refused before anything is mapped", "[device][host][faults]") {
+TEST_CASE("host backend: a terabyte is refused before anything is mapped",
+          "[device][host][faults]") {
   REQUIRE(host::available_memory_bytes() > 0);
   backend_options options;
   options.host_device_capacity = std::size_t{2} << 40;  // a capacity that allows it

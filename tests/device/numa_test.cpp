@@ -68,8 +68,8 @@ TEST_CASE("numa: cpu lists as sysfs writes them", "[device][numa]") {
   CHECK(parse_cpulist("3,1-3") == std::vector<int>{1, 2, 3});
   CHECK(parse_cpulist("") == std::vector<int>{});
   CHECK(parse_cpulist("\n") == std::vector<int>{});
-  for (const char* bad : {"a", "1-", "-1", "3-1", "1,,2", "0-7:0", "4:2", "1-2-3", "0x1",
-                          "0-99999999"}) {
+  for (const char* bad :
+       {"a", "1-", "-1", "3-1", "1,,2", "0-7:0", "4:2", "1-2-3", "0x1", "0-99999999"}) {
     INFO(bad);
     CHECK_FALSE(parse_cpulist(bad).has_value());
   }
@@ -105,8 +105,8 @@ TEST_CASE("numa: a two-node machine, the GPU on node 1", "[device][numa]") {
     CHECK(t.reason.find("node 1") != std::string::npos);
   }
   SECTION("--numa 0: that node's cpus, whatever the GPU's") {
-    const numa_target t = resolve_numa(parse_numa_request("0", online_nodes(root)),
-                                       gpu_at("00000000:C1:00.0"), root);
+    const numa_target t =
+        resolve_numa(parse_numa_request("0", online_nodes(root)), gpu_at("00000000:C1:00.0"), root);
     CHECK(t.node == 0);
     CHECK(t.cpus == "0-7,16-23");
     CHECK(t.requested == "0");

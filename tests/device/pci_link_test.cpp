@@ -20,13 +20,14 @@ namespace {
 class fake_sysfs {
  public:
   explicit fake_sysfs(const fs::path& root, const std::string& address = "0000:17:00.0")
-      : root_(root), port_(root / "devices" / "pci0000:00" / "0000:00:01.0"),
+      : root_(root),
+        port_(root / "devices" / "pci0000:00" / "0000:00:01.0"),
         device_(port_ / address) {
     fs::create_directories(device_);
     fs::create_directories(root / "bus" / "pci" / "devices");
-    fs::create_directory_symlink(fs::path("../../..") / "devices" / "pci0000:00" /
-                                     "0000:00:01.0" / address,
-                                 root / "bus" / "pci" / "devices" / address);
+    fs::create_directory_symlink(
+        fs::path("../../..") / "devices" / "pci0000:00" / "0000:00:01.0" / address,
+        root / "bus" / "pci" / "devices" / address);
   }
   void device(const char* name, const std::string& text) const {
     std::ofstream(device_ / name) << text;
@@ -78,8 +79,8 @@ TEST_CASE("pci link: speed text -> generation", "[device]") {
 
 TEST_CASE("pci link: the ceiling is lanes x rate x encoding / 8, per direction", "[device]") {
   using Catch::Detail::Approx;
-  CHECK(*pcie_gbps_per_direction(1, 16) == Approx(4.0));    // 2.5 x 16 x 8/10 / 8
-  CHECK(*pcie_gbps_per_direction(2, 4) == Approx(2.0));     // 5 x 4 x 8/10 / 8
+  CHECK(*pcie_gbps_per_direction(1, 16) == Approx(4.0));  // 2.5 x 16 x 8/10 / 8
+  CHECK(*pcie_gbps_per_direction(2, 4) == Approx(2.0));   // 5 x 4 x 8/10 / 8
   CHECK(*pcie_gbps_per_direction(3, 16) == Approx(15.754).epsilon(1e-4));
   CHECK(*pcie_gbps_per_direction(4, 16) == Approx(31.508).epsilon(1e-4));
   CHECK(*pcie_gbps_per_direction(4, 8) == Approx(15.754).epsilon(1e-4));

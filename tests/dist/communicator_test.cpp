@@ -148,7 +148,8 @@ TEST_CASE("connect: torchrun meets at MASTER_ADDR, port MASTER_PORT + 1", "[dist
   SECTION("without MASTER_ADDR") {
     scoped_env addr("MASTER_ADDR", std::nullopt);
     scoped_env master_port("MASTER_PORT", "29500");
-    CHECK_THROWS_AS(connect(launched_by(launcher_kind::torchrun, 1, 2), 1s), pinbench::environment_error);
+    CHECK_THROWS_AS(connect(launched_by(launcher_kind::torchrun, 1, 2), 1s),
+                    pinbench::environment_error);
     CHECK_THROWS_WITH(connect(launched_by(launcher_kind::torchrun, 1, 2), 1s),
                       Catch::Contains("MASTER_ADDR is not set"));
   }
@@ -164,7 +165,8 @@ TEST_CASE("connect: torchrun meets at MASTER_ADDR, port MASTER_PORT + 1", "[dist
 TEST_CASE("connect: mpirun without the MPI plugin is an environment error naming why", "[dist]") {
   scoped_env rendezvous("PINBENCH_RENDEZVOUS", std::nullopt);
   scoped_env plugin("PINBENCH_MPI_PLUGIN", "/nonexistent/libpinbench_mpi.so");
-  CHECK_THROWS_AS(connect(launched_by(launcher_kind::mpirun, 0, 2), 1s), pinbench::environment_error);
+  CHECK_THROWS_AS(connect(launched_by(launcher_kind::mpirun, 0, 2), 1s),
+                  pinbench::environment_error);
   CHECK_THROWS_WITH(connect(launched_by(launcher_kind::mpirun, 0, 2), 1s),
                     Catch::Contains("launched by mpirun with 2 ranks, but MPI support cannot be "
                                     "loaded: /nonexistent/libpinbench_mpi.so"));

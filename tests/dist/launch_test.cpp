@@ -15,7 +15,9 @@ namespace {
 
 using pinbench::testing::env_map;
 
-launch_info detect(const env_map& env) { return detect_launch(pinbench::testing::getenv_of(env)); }
+launch_info detect(const env_map& env) {
+  return detect_launch(pinbench::testing::getenv_of(env));
+}
 
 // The one-line message of the input_error a malformed environment gives.
 std::string failure(const env_map& env) {
@@ -31,10 +33,10 @@ const env_map mpirun{{"OMPI_COMM_WORLD_RANK", "1"},
                      {"OMPI_COMM_WORLD_SIZE", "4"},
                      {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
                      {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}};
-const env_map srun{{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"},
+const env_map srun{{"SLURM_PROCID", "3"},          {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"},
                    {"SLURM_NTASKS_PER_NODE", "4"}, {"SLURM_JOB_ID", "7"}, {"SLURM_STEP_ID", "0"}};
-const env_map torchrun{{"RANK", "2"}, {"WORLD_SIZE", "3"}, {"LOCAL_RANK", "0"},
-                       {"LOCAL_WORLD_SIZE", "1"}};
+const env_map torchrun{
+    {"RANK", "2"}, {"WORLD_SIZE", "3"}, {"LOCAL_RANK", "0"}, {"LOCAL_WORLD_SIZE", "1"}};
 
 env_map merged(env_map a, const env_map& b) {
   a.insert(b.begin(), b.end());
@@ -65,9 +67,13 @@ TEST_CASE("no launcher: one process", "[dist][launch]") {
   CHECK_FALSE(detect({{"SLURM_NTASKS", "8"}, {"SLURM_JOB_ID", "7"}}).launched());
   // A batch script (sbatch -n 2) has SLURM_PROCID=0 and SLURM_NTASKS=2 but no step: it is one
   // process, which srun may start many of (the variables of Slurm 22.05's batch step).
-  CHECK_FALSE(detect({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_NPROCS", "2"},
-                      {"SLURM_LOCALID", "0"}, {"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "vm"}})
-                   .launched());
+  CHECK_FALSE(detect({{"SLURM_PROCID", "0"},
+                      {"SLURM_NTASKS", "2"},
+                      {"SLURM_NPROCS", "2"},
+                      {"SLURM_LOCALID", "0"},
+                      {"SLURM_JOB_ID", "7"},
+                      {"SLURM_NODELIST", "vm"}})
+                  .launched());
   // salloc's interactive step, and the batch and extern steps, have reserved step ids.
   for (const char* reserved : {"4294967290", "4294967291", "4294967292"}) {
     CHECK_FALSE(detect({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_STEP_ID", reserved}})
@@ -115,9 +121,9 @@ TEST_CASE("each launcher's variables", "[dist][launch]") {
   }
   SECTION("srun: the step's own task count and layout before the job's") {
     // srun -n 2 inside an -n 4 --ntasks-per-node=4 job, with --preserve-env.
-    auto env = merged(with(srun, "SLURM_PROCID", "1"), {{"SLURM_STEP_NUM_TASKS", "2"},
-                                                         {"SLURM_STEP_TASKS_PER_NODE", "2"},
-                                                         {"SLURM_NODEID", "0"}});
+    auto env = merged(
+        with(srun, "SLURM_PROCID", "1"),
+        {{"SLURM_STEP_NUM_TASKS", "2"}, {"SLURM_STEP_TASKS_PER_NODE", "2"}, {"SLURM_NODEID", "0"}});
     auto info = detect(env);
     CHECK(info.size == 2);
     CHECK(info.local_size == 2);
@@ -143,12 +149,14 @@ TEST_CASE("each launcher's variables", "[dist][launch]") {
 }
 
 TEST_CASE("mpirun's variables win, then srun's, then torchrun's", "[dist][launch]") {
-  CHECK(detect(merged(merged(mpirun, srun), torchrun)).launcher == pinbench::dist::launcher_kind::mpirun);
+  CHECK(detect(merged(merged(mpirun, srun), torchrun)).launcher ==
+        pinbench::dist::launcher_kind::mpirun);
   CHECK(detect(merged(srun, torchrun)).launcher == pinbench::dist::launcher_kind::srun);
   CHECK(detect(merged(mpirun, torchrun)).rank == 1);
   // The winner's variables alone are read: a malformed loser is not an error.
   CHECK(detect(merged(mpirun, {{"RANK", "x"}})).launcher == pinbench::dist::launcher_kind::mpirun);
-  CHECK(detect(merged(torchrun, {{"SLURM_NTASKS", "8"}})).launcher == pinbench::dist::launcher_kind::torchrun);
+  CHECK(detect(merged(torchrun, {{"SLURM_NTASKS", "8"}})).launcher ==
+        pinbench::dist::launcher_kind::torchrun);
 }
 
 TEST_CASE("a malformed environment is an input error naming the variable", "[dist][launch]") {

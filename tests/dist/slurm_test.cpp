@@ -18,7 +18,9 @@ namespace {
 
 using pinbench::testing::env_map;
 
-getenv_fn from(const env_map& env) { return pinbench::testing::getenv_of(env); }
+getenv_fn from(const env_map& env) {
+  return pinbench::testing::getenv_of(env);
+}
 
 // A task of `srun -n 2 --mpi=none` on one node "vm", job 8, step 0.
 const env_map srun_none{{"SLURM_PROCID", "1"},        {"SLURM_NTASKS", "2"},
@@ -155,7 +157,8 @@ TEST_CASE("slurm: the rendezvous of a step and what it needs", "[dist][slurm]") 
   no_job.erase("SLURM_JOB_ID");
   CHECK_THAT(failure(no_job), Contains("needs SLURM_JOB_ID"));
   // With the port given, the ids only make the launch's token.
-  CHECK(slurm::step_rendezvous(environment(from(with(no_job, {{"PINBENCH_RENDEZVOUS_PORT", "4242"}}))))
+  CHECK(slurm::step_rendezvous(
+            environment(from(with(no_job, {{"PINBENCH_RENDEZVOUS_PORT", "4242"}}))))
             .token == 0);
   CHECK(at.token == slurm::launch_token(8, 0));
   CHECK(slurm::launch_token(8, 0) != slurm::launch_token(8, 1));

@@ -42,8 +42,8 @@ void check_typed(communicator& world, element e, std::size_t count) {
   const int size = world.size();
   const int me = world.rank();
   const auto n = static_cast<std::size_t>(size);
-  const std::string at = " (" + std::to_string(count) + " elements of size " +
-                         std::to_string(size_of(e)) + ")";
+  const std::string at =
+      " (" + std::to_string(count) + " elements of size " + std::to_string(size_of(e)) + ")";
 
   std::vector<T> send(count);
   for (std::size_t i = 0; i < count; ++i) send[i] = value<T>(me, i);

@@ -24,7 +24,8 @@ document::document every_block() {
       {{"case"}, {"value", align::right}, {"verdict"}},
       {{{"id=[a](http://b)", tone::plain, true}, {"1.50 us"}, {"regression", tone::bad}},
        {{"id=long-name", tone::plain, true}, {"12 GB/s"}, {"ok", tone::good}}}});
-  s.blocks.emplace_back(document::notes{{{"regression", "id=[a](http://b): worse", tone::bad}}, true});
+  s.blocks.emplace_back(
+      document::notes{{{"regression", "id=[a](http://b): worse", tone::bad}}, true});
   d.sections.push_back(s);
   document::section folded;
   folded.heading = "nothing to see";

@@ -219,7 +219,8 @@ TEST_CASE("duplicate keys: found in any object, by decoded key, with path and po
         R"(f: a\n: duplicate key "a\n" (line 2, column 2))");
   // Past the first few keys a hash set takes over: a repeat is still found.
   std::string many = "{";
-  for (int i = 0; i < 1000; ++i) many += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ", ";
+  for (int i = 0; i < 1000; ++i)
+    many += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ", ";
   CHECK_NOTHROW(check_duplicate_keys(many + "\"end\": 0}", "f"));
   CHECK_THAT(input_error_of([&] { check_duplicate_keys(many + "\"k3\": 0}", "f"); }),
              Catch::StartsWith(R"(f: k3: duplicate key "k3" (line 1, column )"));

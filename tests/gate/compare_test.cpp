@@ -164,8 +164,8 @@ TEST_CASE("too few samples are inconclusive, only what an engine declares determ
   }
   SECTION("a counted value the engine did not declare deterministic is not exact") {
     // peak_pinned_bytes of a loader depends on thread timing: one sample a side says nothing.
-    const auto r = only_row(compare_one("lower", {48.0 * 1024 * 1024}, {40.0 * 1024 * 1024}, {},
-                                        "bytes"));
+    const auto r =
+        only_row(compare_one("lower", {48.0 * 1024 * 1024}, {40.0 * 1024 * 1024}, {}, "bytes"));
     CHECK(r.result == gate::verdict::inconclusive);
     CHECK(r.reason.find("too few samples") != std::string::npos);
   }
@@ -192,9 +192,9 @@ TEST_CASE("too few samples are inconclusive, only what an engine declares determ
     CHECK(r.threshold == Approx(0.05));
   }
   SECTION("deterministic on one side only (an older baseline) is judged statistically") {
-    const auto r = only_row(
-        gate::compare(one_metric("lower", {1000}, "bytes", "reserved_bytes.all.peak"),
-                      one_deterministic("lower", {1300}), {}));
+    const auto r =
+        only_row(gate::compare(one_metric("lower", {1000}, "bytes", "reserved_bytes.all.peak"),
+                               one_deterministic("lower", {1300}), {}));
     CHECK_FALSE(r.deterministic);
     CHECK(r.result == gate::verdict::inconclusive);
   }
@@ -388,9 +388,9 @@ TEST_CASE("a baseline history: several results merge into one side, rounds kept 
           "[gate][rounds]") {
   std::vector<result::run_result> history;
   for (std::uint64_t k = 0; k < 3; ++k)
-    history.push_back(one_metric_in_rounds(
-        "lower", {synthetic(1000 + 30.0 * static_cast<double>(k), 0.01, 8, k),
-                  synthetic(1010, 0.01, 8, k + 10)}));
+    history.push_back(
+        one_metric_in_rounds("lower", {synthetic(1000 + 30.0 * static_cast<double>(k), 0.01, 8, k),
+                                       synthetic(1010, 0.01, 8, k + 10)}));
   history.push_back(one_metric("lower", synthetic(990, 0.01, 8, 99)));  // an older file: no rounds
   const auto merged = result::merge_runs(history);
   REQUIRE(merged.scenarios.size() == 1);
@@ -431,7 +431,8 @@ TEST_CASE("merging rounds keeps every completed round and the worst status", "[g
     CHECK(c.metrics[0].rounds == std::vector<std::uint32_t>{0, 0, 1, 1, 2, 2});
   }
   SECTION("an interrupted round is left out with a warning") {
-    const auto c = result::merge_rounds({round(10), round(0, result::case_status::interrupted)}, {0, 1});
+    const auto c =
+        result::merge_rounds({round(10), round(0, result::case_status::interrupted)}, {0, 1});
     CHECK(c.status == result::case_status::ok);
     CHECK(c.metrics[0].samples.size() == 2);
     CHECK(c.warnings.at(0).find("round 2 was interrupted") != std::string::npos);
@@ -447,13 +448,17 @@ TEST_CASE("merging rounds keeps every completed round and the worst status", "[g
   }
   SECTION("telemetry speaks of every round: reasons united, throttled in any, discards summed") {
     auto clean = round(10), hot = round(20);
-    clean.extra["telemetry"] = {{"device", 0}, {"before", {{"sm_clock_mhz", 1980}}},
+    clean.extra["telemetry"] = {{"device", 0},
+                                {"before", {{"sm_clock_mhz", 1980}}},
                                 {"after", {{"sm_clock_mhz", 1980}}},
-                                {"reasons_seen", {"gpu_idle"}}, {"throttled", false},
+                                {"reasons_seen", {"gpu_idle"}},
+                                {"throttled", false},
                                 {"discarded_samples", 0}};
-    hot.extra["telemetry"] = {{"device", 0}, {"before", {{"sm_clock_mhz", 1980}}},
+    hot.extra["telemetry"] = {{"device", 0},
+                              {"before", {{"sm_clock_mhz", 1980}}},
                               {"after", {{"sm_clock_mhz", 1410}}},
-                              {"reasons_seen", {"hw_thermal_slowdown"}}, {"throttled", true},
+                              {"reasons_seen", {"hw_thermal_slowdown"}},
+                              {"throttled", true},
                               {"discarded_samples", 3}};
     const auto c = result::merge_rounds({clean, hot}, {0, 1});
     const auto& t = c.extra["telemetry"];

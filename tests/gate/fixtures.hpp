@@ -35,7 +35,7 @@ inline std::vector<double> synthetic(double center, double noise, std::size_t n,
 
 /// `better` as the result file writes it: "higher", "lower" or "".
 inline result::metric make_metric(std::string name, std::string unit, std::string_view better,
-                                 std::vector<double> samples) {
+                                  std::vector<double> samples) {
   result::metric m;
   m.name = std::move(name);
   m.unit = std::move(unit);
@@ -52,8 +52,8 @@ inline result::case_result make_case(std::string id, std::vector<result::metric>
 }
 
 inline result::scenario_result make_scenario(std::string name, std::string kind,
-                                            std::vector<result::case_result> cases,
-                                            nlohmann::json gate = nlohmann::json::object()) {
+                                             std::vector<result::case_result> cases,
+                                             nlohmann::json gate = nlohmann::json::object()) {
   result::scenario_result s;
   s.name = std::move(name);
   s.kind = std::move(kind);
@@ -64,10 +64,10 @@ inline result::scenario_result make_scenario(std::string name, std::string kind,
 
 /// A result on `backend` with a device of that name (and uuid when given).
 inline result::run_result make_result(std::vector<result::scenario_result> scenarios,
-                                     const std::string& backend = "host",
-                                     const std::string& device = "host emulation (Test CPU)",
-                                     const std::string& uuid = "",
-                                     const std::string& created = "2026-01-01T00:00:00Z") {
+                                      const std::string& backend = "host",
+                                      const std::string& device = "host emulation (Test CPU)",
+                                      const std::string& uuid = "",
+                                      const std::string& created = "2026-01-01T00:00:00Z") {
   result::run_result r;
   r.tool_version = "0.1.0";
   r.tool_git = "test";
@@ -82,8 +82,8 @@ inline result::run_result make_result(std::vector<result::scenario_result> scena
 
 /// A result with one scenario, one case, one metric.
 inline result::run_result one_metric(const std::string& better, std::vector<double> samples,
-                                    const std::string& unit = "ns",
-                                    const std::string& metric = "copy_time") {
+                                     const std::string& unit = "ns",
+                                     const std::string& metric = "copy_time") {
   return make_result({make_scenario(
       "s", "transfer",
       {make_case("bytes=1MiB", {make_metric(metric, unit, better, std::move(samples))})})});
@@ -91,7 +91,7 @@ inline result::run_result one_metric(const std::string& better, std::vector<doub
 
 /// The same as one_metric, the metric declared deterministic by its engine.
 inline result::run_result one_deterministic(const std::string& better, std::vector<double> samples,
-                                           const std::string& unit = "bytes") {
+                                            const std::string& unit = "bytes") {
   auto r = one_metric(better, std::move(samples), unit, "reserved_bytes.all.peak");
   r.scenarios[0].cases[0].metrics[0].deterministic = true;
   return r;
@@ -99,7 +99,7 @@ inline result::run_result one_deterministic(const std::string& better, std::vect
 
 /// One metric measured in rounds: `rounds[k]` are the samples of round k.
 inline result::run_result one_metric_in_rounds(const std::string& better,
-                                              const std::vector<std::vector<double>>& rounds) {
+                                               const std::vector<std::vector<double>>& rounds) {
   result::metric m = make_metric("copy_time", "ns", better, {});
   for (std::size_t k = 0; k < rounds.size(); ++k)
     for (double x : rounds[k]) {

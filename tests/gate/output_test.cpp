@@ -15,13 +15,13 @@ using namespace pinbench::testing;
 namespace {
 
 result::metric m(const std::string& name, const std::string& unit, const std::string& better,
-                std::vector<double> samples) {
+                 std::vector<double> samples) {
   return make_metric(name, unit, better, std::move(samples));
 }
 
 // A policy counter: the allocator engine declares these deterministic.
 result::metric counter(const std::string& name, const std::string& unit, const std::string& better,
-                      double value) {
+                       double value) {
   auto c = make_metric(name, unit, better, {value});
   c.deterministic = true;
   return c;

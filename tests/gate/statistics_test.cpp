@@ -163,8 +163,10 @@ TEST_CASE("the bootstrap interval of the ratio of medians is seeded and sensible
 }
 
 TEST_CASE("the two-level bootstrap widens with the spread between rounds", "[gate][statistics]") {
-  const gate::round_samples tight_base{{100, 101, 99, 100}, {100, 100, 101, 99}, {99, 100, 101, 100}};
-  const gate::round_samples spread_base{{90, 91, 89, 90}, {100, 100, 101, 99}, {110, 111, 109, 110}};
+  const gate::round_samples tight_base{
+      {100, 101, 99, 100}, {100, 100, 101, 99}, {99, 100, 101, 100}};
+  const gate::round_samples spread_base{
+      {90, 91, 89, 90}, {100, 100, 101, 99}, {110, 111, 109, 110}};
   const gate::round_samples current{{100, 101, 99, 100}, {101, 100, 99, 100}, {100, 99, 101, 100}};
   const auto tight = gate::bootstrap_ratio_of_medians(tight_base, current, 0.95, 2000, 7);
   const auto spread = gate::bootstrap_ratio_of_medians(spread_base, current, 0.95, 2000, 7);

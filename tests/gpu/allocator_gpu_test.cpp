@@ -22,8 +22,8 @@ using namespace pinbench;
 
 namespace {
 
-const std::size_t k_sizes[] = {1, 511, 512, 4097, 1_MiB - 1, 1_MiB, 1_MiB + 1, 3_MiB,
-                               10_MiB + 7, 21_MiB, 64_MiB, 100_MiB};
+const std::size_t k_sizes[] = {1,         511,   512,        4097,   1_MiB - 1, 1_MiB,
+                               1_MiB + 1, 3_MiB, 10_MiB + 7, 21_MiB, 64_MiB,    100_MiB};
 
 // The invariants every memory_stats() must satisfy, whatever the strategy.
 void check_invariants(const alloc::memory_stats& s) {
@@ -31,10 +31,10 @@ void check_invariants(const alloc::memory_stats& s) {
   CHECK(s.allocated_bytes.all.current <= s.allocated_bytes.all.peak);
   CHECK(s.requested_bytes.all.current <= s.allocated_bytes.all.current);
   CHECK(s.reserved_bytes.all.current <= s.reserved_bytes.all.peak);
-  CHECK(s.allocation.all.current == s.allocation.small_pool.current +
-                                        s.allocation.large_pool.current);
-  CHECK(s.allocated_bytes.all.current == s.allocated_bytes.small_pool.current +
-                                             s.allocated_bytes.large_pool.current);
+  CHECK(s.allocation.all.current ==
+        s.allocation.small_pool.current + s.allocation.large_pool.current);
+  CHECK(s.allocated_bytes.all.current ==
+        s.allocated_bytes.small_pool.current + s.allocated_bytes.large_pool.current);
 }
 
 // Allocates every size on two streams, writes nothing (the memory is device memory), frees
@@ -206,8 +206,8 @@ TEST_CASE("gpu: an allocator scenario end to end on the cuda backend", "[gpu][al
     INFO(c.id << ": " << c.message);
     const bool unsupported =
         (c.id.find("async") != std::string::npos && !dev->supports_async_alloc()) ||
-        (c.id.find("expandable") != std::string::npos && c.id.find("caching") != std::string::npos &&
-         !dev->supports_virtual_memory());
+        (c.id.find("expandable") != std::string::npos &&
+         c.id.find("caching") != std::string::npos && !dev->supports_virtual_memory());
     if (unsupported) continue;
     CHECK(c.status == result::case_status::ok);
     const auto* ooms = c.find("num_ooms");

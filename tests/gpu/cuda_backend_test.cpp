@@ -132,7 +132,8 @@ TEST_CASE("cuda: small copies are timed in batches with finite bandwidth", "[gpu
       "kind": "transfer", "params": {"bytes": "4KiB"},
       "matrix": {"memory": ["pinned", "pageable"]},
       "sampling": {"warmup": 1, "min_samples": 5, "max_samples": 20, "min_time": "0",
-                   "timeout": "2s"}})", "t.json");
+                   "timeout": "2s"}})",
+                                           "t.json");
   const auto r = run::run_scenarios(run::make_plan({sc}, {}), *b, {});
   for (const auto& c : r.scenarios.at(0).cases) {
     INFO(c.id << ": " << c.message);

@@ -25,9 +25,8 @@ result::case_result run_one(const std::string& params) {
   auto dev = device::platform::host().open(0);
   run::plan_settings settings;
   settings.seed = 3;
-  const auto r =
-      run::run_scenarios(run::make_plan({scenario::parse_scenario(text, "t.json")}, settings),
-                         *dev, {});
+  const auto r = run::run_scenarios(
+      run::make_plan({scenario::parse_scenario(text, "t.json")}, settings), *dev, {});
   REQUIRE(r.scenarios.size() == 1);
   REQUIRE(r.scenarios[0].cases.size() == 1);
   return r.scenarios[0].cases[0];

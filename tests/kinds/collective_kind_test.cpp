@@ -72,8 +72,8 @@ void check_measured(const result::case_result& r, int ranks, double factor) {
   REQUIRE(algbw->samples.size() >= 2);
   // The ring's threads run a sample's collectives back to back and wait once; the launch's
   // communicator completes each call before the next.
-  const bool communicator = r.extra.at("group").get<std::string>().find("communicator") !=
-                            std::string::npos;
+  const bool communicator =
+      r.extra.at("group").get<std::string>().find("communicator") != std::string::npos;
   CHECK_THAT(r.extra.at("timing").get<std::string>(),
              Catch::Contains(communicator ? "each completed" : "one wait"));
   // One rank: no busbw at all (not 0), and the case says why.
@@ -103,8 +103,11 @@ TEST_CASE("the collective kind measures and verifies every op over emulated devi
     for (const bool in_place : {false, true}) {
       INFO(op << " in_place " << in_place);
       // An awkward size: not a multiple of the ranks' blocks.
-      const auto c = make_case({{"op", op}, {"bytes", 4096 + 12}, {"in_place", in_place},
-                                {"root", 2}, {"dtype", in_place ? "int32" : "float64"}});
+      const auto c = make_case({{"op", op},
+                                {"bytes", 4096 + 12},
+                                {"in_place", in_place},
+                                {"root", 2},
+                                {"dtype", in_place ? "int32" : "float64"}});
       const auto r = run_local(c, 4);
       const auto o = *collective::op_from(op);
       check_measured(r, 4, collective::bus_factor(o, 4));
@@ -218,7 +221,8 @@ TEST_CASE("under a launch every rank takes the same samples and checks every ran
   CHECK(results[0].stopped == result::stop_reason::timeout);
 }
 
-TEST_CASE("under a launch, ranks must be 0 or the number of processes", "[collective][kinds][world]") {
+TEST_CASE("under a launch, ranks must be 0 or the number of processes",
+          "[collective][kinds][world]") {
   testing::thread_world world(2);
   testing::thread_world::comm comm(world, 0);  // no collective is reached: one rank suffices
   auto dev = device::platform::host().open(0);
@@ -234,7 +238,8 @@ TEST_CASE("pinbench run builtin:collective-all-reduce on the host backend", "[co
   const auto out = (dir / "r.json").string();
   const auto o = testing::run_pinbench(
       "run builtin:collective-all-reduce --backend host --quiet --set sampling.min_time=0"
-      " --set sampling.warmup=1 --set sampling.timeout=200ms --out " + out);
+      " --set sampling.warmup=1 --set sampling.timeout=200ms --out " +
+      out);
   INFO(o.err);
   REQUIRE(o.code == 0);
   std::ifstream in(out);
@@ -262,7 +267,8 @@ TEST_CASE("one rank: no busbw in the result, and compare and report go without i
   const auto out = (dir / "r.json").string();
   const auto o = testing::run_pinbench(
       "run builtin:collective-all-reduce --backend host --set ranks=1 --set sampling.min_time=0"
-      " --set sampling.warmup=1 --set sampling.timeout=200ms --out " + out);
+      " --set sampling.warmup=1 --set sampling.timeout=200ms --out " +
+      out);
   INFO(o.err);
   REQUIRE(o.code == 0);
   std::ifstream in(out);

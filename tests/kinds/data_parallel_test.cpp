@@ -41,8 +41,8 @@ result::run_result run_dp_text(const std::string& text, int device_count = 4) {
   const auto platform = device::platform::host({}, device_count);
   run::run_options o;
   o.platform = &platform;
-  return run::run_scenarios(
-      run::make_plan({scenario::parse_scenario(text, "test.json")}, settings), *dev, o);
+  return run::run_scenarios(run::make_plan({scenario::parse_scenario(text, "test.json")}, settings),
+                            *dev, o);
 }
 
 double dp_value_of(const result::case_result& c, const std::string& name) {

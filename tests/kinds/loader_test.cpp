@@ -28,8 +28,8 @@ result::run_result run_loader_text(const std::string& text) {
   auto dev = device::platform::host().open(0);
   run::plan_settings settings;
   settings.seed = 3;
-  return run::run_scenarios(
-      run::make_plan({scenario::parse_scenario(text, "test.json")}, settings), *dev, {});
+  return run::run_scenarios(run::make_plan({scenario::parse_scenario(text, "test.json")}, settings),
+                            *dev, {});
 }
 
 // A small dataset: 100 samples of 1 KiB, batches of 8 (the last one partial), cheap work.

@@ -33,8 +33,8 @@ TEST_CASE("kinds: the param names code writes are the ones each kind declares", 
   for (const char* name : {a::param::config, a::param::pytorch, a::param::device_memory,
                            a::param::memory_fraction, a::param::trace_file, a::param::trace_device})
     CHECK(declares(allocator, name));
-  for (const auto name : {a::allocator_choice.param(), a::workload_choice.param(),
-                          a::timing_choice.param()})
+  for (const auto name :
+       {a::allocator_choice.param(), a::workload_choice.param(), a::timing_choice.param()})
     CHECK(declares(allocator, name));
 
   const auto loader = kinds::loader::describe();
@@ -59,6 +59,6 @@ TEST_CASE("kinds: set_param writes a dotted name nested and a choice by its tabl
   kinds::set_param(params, kinds::loader::param::samples, 64);
   kinds::set_param(params, kinds::loader::source_choice, kinds::loader::source_kind::jpeg);
   kinds::set_param(params, kinds::loader::param::batch_size, 8);
-  CHECK(params == nlohmann::json{{"dataset", {{"samples", 64}, {"source", "jpeg"}}},
-                                 {"batch_size", 8}});
+  CHECK(params ==
+        nlohmann::json{{"dataset", {{"samples", 64}, {"source", "jpeg"}}}, {"batch_size", 8}});
 }

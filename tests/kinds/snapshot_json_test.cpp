@@ -4,8 +4,8 @@
 #include "kinds/allocator/snapshot_json.hpp"
 
 using namespace pinbench::alloc;
-using pinbench::kinds::allocator::snapshot_json;
 using nlohmann::json;
+using pinbench::kinds::allocator::snapshot_json;
 
 TEST_CASE("a snapshot is written in torch.cuda.memory._snapshot()'s structure",
           "[alloc][snapshot]") {

@@ -136,7 +136,8 @@ TEST_CASE("a kind registered from the tests alone goes through validate, run, li
 
   SECTION("run measures it with its engine, and report shows its columns, verdict and chart") {
     const auto result_file = dir / "result.json";
-    const auto ran = testing::run_cli_in_process({"run", scenario.string(), "--out", result_file.string(), "-q"}, dir);
+    const auto ran = testing::run_cli_in_process(
+        {"run", scenario.string(), "--out", result_file.string(), "-q"}, dir);
     INFO(ran.err);
     REQUIRE(ran.code == 0);
     const auto r = result::read_result_file(result_file.string());
@@ -154,12 +155,14 @@ TEST_CASE("a kind registered from the tests alone goes through validate, run, li
       CHECK(m->samples.front() == c.params.at("steps").get<double>());
     }
 
-    const auto table = testing::run_cli_in_process({"report", result_file.string(), "--table"}, dir);
+    const auto table =
+        testing::run_cli_in_process({"report", result_file.string(), "--table"}, dir);
     REQUIRE(table.code == 0);
     CHECK_THAT(table.out, Catch::Contains("steps_done"));
     CHECK_THAT(table.out, Catch::Contains("steps=4"));
 
-    const auto html = testing::run_cli_in_process({"report", result_file.string(), "--html", "-"}, dir);
+    const auto html =
+        testing::run_cli_in_process({"report", result_file.string(), "--html", "-"}, dir);
     REQUIRE(html.code == 0);
     CHECK_THAT(html.out, Catch::Contains("id=\"s0-steps\""));
     CHECK_THAT(html.out, Catch::Contains("toy verdict over 2 cases"));

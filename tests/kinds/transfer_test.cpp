@@ -352,34 +352,37 @@ TEST_CASE("transfer: the verdict judges pinning from the medians of cases that d
           "only pinned memory leaves the host free (host backend)");
     // Blocking cases say nothing of it: the caller is held by design there.
     for (auto& c : s.cases) c.params["mode"] = "blocking";
-    CHECK_THAT(kinds::transfer::verdict(s, device::platform_kind::host), Catch::StartsWith("fastest: memory=pinned at 20.00 GB/s"));
+    CHECK_THAT(kinds::transfer::verdict(s, device::platform_kind::host),
+               Catch::StartsWith("fastest: memory=pinned at 20.00 GB/s"));
   }
   SECTION("a gap below 20 points is no clear difference") {
     s.cases = {transfer_case("pinned", async,
                              {{"bandwidth", 20}, {"copy_time", 1e6}, {"host_call_time", 5e5}}),
                transfer_case("pageable", async,
                              {{"bandwidth", 19}, {"copy_time", 1e6}, {"host_call_time", 6e5}})};
-    CHECK_THAT(kinds::transfer::verdict(s, device::platform_kind::host), Catch::Contains("50% of a pinned copy, 60% of a "
-                                                            "pageable one: no clear difference"));
+    CHECK_THAT(kinds::transfer::verdict(s, device::platform_kind::host),
+               Catch::Contains("50% of a pinned copy, 60% of a "
+                               "pageable one: no clear difference"));
   }
   SECTION("overlap with compute") {
     const auto with = [&](const std::string& memory, double overlap) {
-      return transfer_case(memory, async,
-                           {{"bandwidth", 10}, {"copy_time", 1e6}, {"host_call_time", 1e3},
-                            {"overlap", overlap}});
+      return transfer_case(
+          memory, async,
+          {{"bandwidth", 10}, {"copy_time", 1e6}, {"host_call_time", 1e3}, {"overlap", overlap}});
     };
     s.cases = {with("pageable", 0.33), with("pinned", 0.97), with("registered", 0.9)};
     CHECK(kinds::transfer::verdict(s, device::platform_kind::host) ==
           "compute hides 97% of a pinned 32 MiB h2d copy, 33% of a pageable one: pin to overlap "
           "copies with compute (host backend)");
     s.cases[0].add("overlap", "", result::direction::none).samples.assign(3, 0.9);
-    CHECK_THAT(kinds::transfer::verdict(s, device::platform_kind::host), Catch::Contains("no clear gain from pinning here"));
+    CHECK_THAT(kinds::transfer::verdict(s, device::platform_kind::host),
+               Catch::Contains("no clear gain from pinning here"));
   }
   SECTION("pinning on the fly, the largest copies speaking") {
     const auto with = [&](const std::string& memory, std::uint64_t bytes, double gbps,
                           double pin_ns) {
-      std::map<std::string, double> m{{"bandwidth", gbps}, {"copy_time", 1e6},
-                                      {"host_call_time", 1e6}};
+      std::map<std::string, double> m{
+          {"bandwidth", gbps}, {"copy_time", 1e6}, {"host_call_time", 1e6}};
       if (pin_ns > 0) m["pin_time"] = pin_ns;
       auto c = transfer_case(memory, {{"direction", "h2d"}, {"bytes", format_bytes(bytes)}}, m);
       c.extra["bytes_per_copy"] = bytes;

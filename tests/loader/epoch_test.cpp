@@ -104,9 +104,8 @@ struct epoch_outcome {
 /// Consumes one epoch as a training step does (next, copy to the device, release on the copy's
 /// stream) and checks every batch on the host and again on the device after the epoch.
 epoch_outcome consume_and_check(const dataset& data, const loader_spec& spec,
-                                std::uint64_t epoch_number, device::backend& dev,
-                                pinned_pool* pool, checksum_map& checksums,
-                                const consumer_options& options = {}) {
+                                std::uint64_t epoch_number, device::backend& dev, pinned_pool* pool,
+                                checksum_map& checksums, const consumer_options& options = {}) {
   epoch_outcome out;
   const auto expected = epoch_batches(data.size(), spec, epoch_number);
   out.expected_batches = expected.size();
@@ -128,15 +127,14 @@ epoch_outcome consume_and_check(const dataset& data, const loader_spec& spec,
       std::optional<batch> b = ep.next();
       if (!b) break;
       const std::size_t n = out.batches++;
-      const std::string where = "epoch " + std::to_string(epoch_number) + " batch " +
-                                std::to_string(n);
+      const std::string where =
+          "epoch " + std::to_string(epoch_number) + " batch " + std::to_string(n);
       if (n >= expected.size()) {
         out.found.add(where + ": more batches than epoch_batches() has");
         ep.release(*b, nullptr);
         continue;
       }
-      if (b->number != n)
-        out.found.add(where + ": number is " + std::to_string(b->number));
+      if (b->number != n) out.found.add(where + ": number is " + std::to_string(b->number));
       if (b->samples != expected[n].size())
         out.found.add(where + ": " + std::to_string(b->samples) + " samples, expected " +
                       std::to_string(expected[n].size()));
@@ -164,10 +162,10 @@ epoch_outcome consume_and_check(const dataset& data, const loader_spec& spec,
   dev.synchronize(*s);
   // The host backend's device memory is host memory: what arrived can be read back directly.
   for (std::size_t n = 0; n < std::min(out.batches, expected.size()); ++n) {
-    check_batch_layout(target->data() + offsets[n], expected[n], data, checksums,
-                       "on the device: epoch " + std::to_string(epoch_number) + " batch " +
-                           std::to_string(n),
-                       out.found);
+    check_batch_layout(
+        target->data() + offsets[n], expected[n], data, checksums,
+        "on the device: epoch " + std::to_string(epoch_number) + " batch " + std::to_string(n),
+        out.found);
   }
   return out;
 }
@@ -183,8 +181,7 @@ void check_outcome(const epoch_outcome& out, const loader_spec& spec) {
 
 }  // namespace
 
-TEST_CASE("epoch: every sample once, in order, for every worker count and pin mode",
-          "[loader]") {
+TEST_CASE("epoch: every sample once, in order, for every worker count and pin mode", "[loader]") {
   const int workers = GENERATE(0, 1, 2, 3, 4, 8);
   const pinning pin = GENERATE(pinning::off, pinning::per_batch, pinning::ring);
   const std::string pin_name(to_string(pin));

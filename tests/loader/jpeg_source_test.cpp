@@ -44,8 +44,10 @@ class temp_cache {
     ::setenv("PINBENCH_CACHE_DIR", path_.c_str(), 1);
   }
   ~temp_cache() {
-    if (had_) ::setenv("PINBENCH_CACHE_DIR", old_.c_str(), 1);
-    else ::unsetenv("PINBENCH_CACHE_DIR");
+    if (had_)
+      ::setenv("PINBENCH_CACHE_DIR", old_.c_str(), 1);
+    else
+      ::unsetenv("PINBENCH_CACHE_DIR");
     std::error_code ignored;
     fs::remove_all(path_, ignored);
   }

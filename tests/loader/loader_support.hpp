@@ -44,9 +44,12 @@ enum class pinning { off, per_batch, ring };
 
 inline std::string_view to_string(pinning p) {
   switch (p) {
-    case pinning::off: return "off";
-    case pinning::per_batch: return "per_batch";
-    case pinning::ring: return "ring";
+    case pinning::off:
+      return "off";
+    case pinning::per_batch:
+      return "per_batch";
+    case pinning::ring:
+      return "ring";
   }
   return "?";
 }
@@ -71,8 +74,10 @@ inline loader_spec make_loader_spec(int workers, pinning p, std::size_t batch_si
 inline std::unique_ptr<pinned_pool> make_pool(pinning p, device::backend& dev,
                                               const loader_spec& spec, std::size_t sample_bytes) {
   switch (p) {
-    case pinning::off: return nullptr;
-    case pinning::per_batch: return make_caching_host_allocator(dev, 0);
+    case pinning::off:
+      return nullptr;
+    case pinning::per_batch:
+      return make_caching_host_allocator(dev, 0);
     case pinning::ring:
       return make_pinned_ring(dev, max_outstanding(spec) + 1,
                               batch_bytes(spec.batch_size, sample_bytes), 0);

@@ -26,7 +26,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-bool is_power_of_two(std::size_t n) { return n != 0 && (n & (n - 1)) == 0; }
+bool is_power_of_two(std::size_t n) {
+  return n != 0 && (n & (n - 1)) == 0;
+}
 
 /// A stream whose work is held behind a gate until release(): copies enqueued on it stay
 /// pending, as they would behind a long kernel. Releases the gate before the stream goes.

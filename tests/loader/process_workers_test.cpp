@@ -44,7 +44,9 @@ std::size_t drain_epoch(epoch& ep) {
   return n;
 }
 
-bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
+bool process_exists(pid_t pid) {
+  return ::kill(pid, 0) == 0 || errno != ESRCH;
+}
 
 // This process's shared-memory segments still named in /dev/shm.
 std::size_t segments_left() {

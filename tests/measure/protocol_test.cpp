@@ -66,12 +66,14 @@ TEST_CASE("before_sampling runs once, between warm-up and the first sample",
 TEST_CASE("metric handles stay valid while more metrics are declared", "[measure][protocol]") {
   result::case_result r;
   const auto first = declare(r, "first", "ns", result::direction::lower);
-  for (int i = 0; i < 100; ++i) (void)declare(r, fmt::format("m{}", i), "ns", result::direction::lower);
+  for (int i = 0; i < 100; ++i)
+    (void)declare(r, fmt::format("m{}", i), "ns", result::direction::lower);
   first.add(7);
   first.append({8, 9});
   REQUIRE(r.metrics.size() == 101);
   CHECK(r.metrics.front().samples == std::vector<double>{7, 8, 9});
-  CHECK(declare(r, "first", "ns", result::direction::lower).get().samples.size() == 3);  // found, not added
+  CHECK(declare(r, "first", "ns", result::direction::lower).get().samples.size() ==
+        3);  // found, not added
 }
 
 TEST_CASE("Ctrl-C during sampling keeps the samples taken and marks the case interrupted",
@@ -80,12 +82,13 @@ TEST_CASE("Ctrl-C during sampling keeps the samples taken and marks the case int
   result::case_result r;
   const auto m = declare(r, "value", "count", result::direction::higher);
   int taken = 0;
-  measure_case(r, fixed(0, 100), {.warm_up = [] {},
-                                  .sample = [&]() -> std::optional<double> {
-                                    m.add(1);
-                                    if (++taken == 3) request_interrupt();
-                                    return 1.0;
-                                  }});
+  measure_case(r, fixed(0, 100),
+               {.warm_up = [] {},
+                .sample = [&]() -> std::optional<double> {
+                  m.add(1);
+                  if (++taken == 3) request_interrupt();
+                  return 1.0;
+                }});
   CHECK(taken == 3);
   CHECK(r.stopped == result::stop_reason::interrupted);
   CHECK(r.status == result::case_status::interrupted);
@@ -96,11 +99,12 @@ TEST_CASE("a sample cut short by Ctrl-C is not counted", "[measure][protocol]") 
   const interrupt_cleared guard;
   result::case_result r;
   int calls = 0;
-  measure_case(r, fixed(0, 100), {.warm_up = [] {},
-                                  .sample = [&]() -> std::optional<double> {
-                                    if (++calls < 3) return 1.0;
-                                    throw interrupted_error();
-                                  }});
+  measure_case(r, fixed(0, 100),
+               {.warm_up = [] {},
+                .sample = [&]() -> std::optional<double> {
+                  if (++calls < 3) return 1.0;
+                  throw interrupted_error();
+                }});
   CHECK(calls == 3);
   CHECK(r.stopped == result::stop_reason::interrupted);
 }
@@ -116,10 +120,10 @@ TEST_CASE("Ctrl-C before any sample is an interrupted case with nothing measured
                     interrupted_error);
   }
   SECTION("in the first sample") {
-    CHECK_THROWS_AS(measure_case(r, fixed(0, 5),
-                                 {.warm_up = [] {},
-                                  .sample = []() -> std::optional<double> { return {}; }}),
-                    interrupted_error);
+    CHECK_THROWS_AS(
+        measure_case(r, fixed(0, 5),
+                     {.warm_up = [] {}, .sample = []() -> std::optional<double> { return {}; }}),
+        interrupted_error);
   }
 }
 
@@ -142,10 +146,11 @@ TEST_CASE("verification runs once after the samples and is recorded", "[measure]
                          order.push_back('s');
                          return 1.0;
                        },
-                       .verify = [&order, problem] {
-                         order.push_back('v');
-                         return problem;
-                       }};
+                       .verify =
+                           [&order, problem] {
+                             order.push_back('v');
+                             return problem;
+                           }};
   };
   SECTION("intact: verified, the case ok") {
     measure_case(r, fixed(1, 2), loop(""));
@@ -166,8 +171,8 @@ TEST_CASE("verification runs once after the samples and is recorded", "[measure]
 
 TEST_CASE("without a verify function nothing is verified or recorded", "[measure][protocol]") {
   result::case_result r;
-  measure_case(r, fixed(0, 2), {.warm_up = [] {},
-                                .sample = []() -> std::optional<double> { return 1.0; }});
+  measure_case(r, fixed(0, 2),
+               {.warm_up = [] {}, .sample = []() -> std::optional<double> { return 1.0; }});
   CHECK(r.status == result::case_status::ok);
   CHECK_FALSE(r.extra.contains("verified"));
 }
@@ -177,15 +182,17 @@ TEST_CASE("an interrupted case is not verified", "[measure][protocol]") {
   result::case_result r;
   int taken = 0;
   bool verified = false;
-  measure_case(r, fixed(0, 100), {.warm_up = [] {},
-                                  .sample = [&]() -> std::optional<double> {
-                                    if (++taken == 2) request_interrupt();
-                                    return 1.0;
-                                  },
-                                  .verify = [&] {
-                                    verified = true;
-                                    return std::string("never seen");
-                                  }});
+  measure_case(r, fixed(0, 100),
+               {.warm_up = [] {},
+                .sample = [&]() -> std::optional<double> {
+                  if (++taken == 2) request_interrupt();
+                  return 1.0;
+                },
+                .verify =
+                    [&] {
+                      verified = true;
+                      return std::string("never seen");
+                    }});
   CHECK_FALSE(verified);
   CHECK(r.status == result::case_status::interrupted);
   CHECK(r.message.empty());
@@ -194,13 +201,12 @@ TEST_CASE("an interrupted case is not verified", "[measure][protocol]") {
 
 TEST_CASE("a verification that throws propagates like a failed sample", "[measure][protocol]") {
   result::case_result r;
-  CHECK_THROWS_WITH(measure_case(r, fixed(0, 1),
-                                 {.warm_up = [] {},
-                                  .sample = []() -> std::optional<double> { return 1.0; },
-                                  .verify = []() -> std::string {
-                                    throw error("the read-back failed");
-                                  }}),
-                    "the read-back failed");
+  CHECK_THROWS_WITH(
+      measure_case(r, fixed(0, 1),
+                   {.warm_up = [] {},
+                    .sample = []() -> std::optional<double> { return 1.0; },
+                    .verify = []() -> std::string { throw error("the read-back failed"); }}),
+      "the read-back failed");
 }
 
 TEST_CASE("verify_case: the same step, for an engine that verifies after other work",
@@ -272,10 +278,11 @@ TEST_CASE("agree_to_stop hears every decision and is obeyed both ways", "[measur
                     ++taken;
                     return 1.0;
                   },
-                  .agree_to_stop = [&](bool stop) {
-                    heard.push_back(stop);
-                    return heard.size() == 5;
-                  }});
+                  .agree_to_stop =
+                      [&](bool stop) {
+                        heard.push_back(stop);
+                        return heard.size() == 5;
+                      }});
     CHECK(taken == 5);
     CHECK(heard == std::vector<bool>{false, false, true, true, true});
     CHECK(r.stopped == result::stop_reason::max_samples);
@@ -305,10 +312,11 @@ TEST_CASE("agree_to_stop hears every decision and is obeyed both ways", "[measur
                     if (++taken == 2) request_interrupt();
                     return 1.0;
                   },
-                  .agree_to_stop = [&](bool stop) {
-                    heard.push_back(stop);
-                    return false;
-                  }});
+                  .agree_to_stop =
+                      [&](bool stop) {
+                        heard.push_back(stop);
+                        return false;
+                      }});
     CHECK(taken == 2);
     CHECK(heard == std::vector<bool>{false, true});
     CHECK(r.stopped == result::stop_reason::interrupted);
@@ -342,10 +350,12 @@ result::case_result numbered_samples(int samples) {
   result::case_result r;
   const auto m = declare(r, "value", "count", result::direction::higher);
   int taken = 0;
-  measure_case(r, fixed(0, samples), {.warm_up = [] {}, .sample = [&]() -> std::optional<double> {
-                                        m.add(++taken);
-                                        return 1.0;
-                                      }});
+  measure_case(r, fixed(0, samples),
+               {.warm_up = [] {},
+                .sample = [&]() -> std::optional<double> {
+                  m.add(++taken);
+                  return 1.0;
+                }});
   return r;
 }
 

@@ -23,7 +23,8 @@ namespace {
 
 using testing::make_metric;
 
-result::case_result transfer_case(const std::string& memory, const std::string& bytes, double gbps) {
+result::case_result transfer_case(const std::string& memory, const std::string& bytes,
+                                  double gbps) {
   result::case_result c;
   c.id = "memory=" + memory + ",bytes=" + bytes;
   c.params = {{"direction", "h2d"}, {"memory", memory}, {"mode", "non_blocking"}, {"bytes", bytes}};
@@ -32,9 +33,9 @@ result::case_result transfer_case(const std::string& memory, const std::string& 
                make_metric("host_call_time", "ns", "lower", {900, 950, 1000})};
   // Over a ceiling of 16 GB/s (the case's link_ceiling), sample by sample.
   constexpr double ceiling_gbps = 16;
-  c.metrics.push_back(make_metric("link_fraction", "fraction", "",
-                                  {gbps * 0.98 / ceiling_gbps, gbps / ceiling_gbps,
-                                   gbps * 1.01 / ceiling_gbps}));
+  c.metrics.push_back(
+      make_metric("link_fraction", "fraction", "",
+                  {gbps * 0.98 / ceiling_gbps, gbps / ceiling_gbps, gbps * 1.01 / ceiling_gbps}));
   c.extra = {{"link_ceiling", {{"gbps", ceiling_gbps}, {"source", "a ceiling for the test"}}}};
   return c;
 }

@@ -76,14 +76,14 @@ result::run_result sample_run() {
                     make_metric("host_call_time", "ns", "lower", {2100, 2050, 2200, 2080}),
                     make_metric("overlap", "fraction", "higher", {0.91, 0.93, 0.92, 0.95}),
                     // bandwidth / link_ceiling.gbps, sample by sample
-                    make_metric("link_fraction", "fraction", "",
-                                {0.7651, 0.7778, 0.7714, 0.7746})};
+                    make_metric("link_fraction", "fraction", "", {0.7651, 0.7778, 0.7714, 0.7746})};
   pinned.stopped = result::stop_reason::converged;
   pinned.elapsed_s = 0.25;
   const nlohmann::json ceiling = {
       {"gbps", 31.5},
-      {"source", "host memcpy of 1 MiB measured in this run: 31.5 GB/s (the best of 40 timings, "
-                 "before, between and after the samples)"}};
+      {"source",
+       "host memcpy of 1 MiB measured in this run: 31.5 GB/s (the best of 40 timings, "
+       "before, between and after the samples)"}};
   pinned.extra = {{"verified", true}, {"link_ceiling", ceiling}};
 
   result::case_result pageable;
@@ -197,9 +197,9 @@ TEST_CASE("result JSON has the pinbench.result/1 shape", "[report]") {
   CHECK_FALSE(j["scenarios"][1].contains("gate"));
 
   // The metrics object keeps the order the engine recorded, not alphabetical order.
-  CHECK(keys_of(t["cases"][0]["metrics"]) ==
-        std::vector<std::string>{"bandwidth", "copy_time", "host_call_time", "overlap",
-                                 "link_fraction"});
+  CHECK(keys_of(t["cases"][0]["metrics"]) == std::vector<std::string>{"bandwidth", "copy_time",
+                                                                      "host_call_time", "overlap",
+                                                                      "link_fraction"});
   CHECK(keys_of(j["scenarios"][1]["cases"][0]["metrics"]) ==
         std::vector<std::string>{"widgets", "latency", "ratio"});
   CHECK(keys_of(j).front() == "schema");
@@ -452,8 +452,7 @@ TEST_CASE("Markdown matches its golden file", "[report]") {
   CHECK(md.find('\x1b') == std::string::npos);
 }
 
-TEST_CASE("Markdown shows link and image syntax from inputs as text, never as a link",
-          "[report]") {
+TEST_CASE("Markdown shows link and image syntax from inputs as text, never as a link", "[report]") {
   auto r = sample_run();
   auto& s = r.scenarios[1];
   s.description = "# see [the docs](http://x) <img src=x>";
@@ -469,8 +468,10 @@ TEST_CASE("Markdown shows link and image syntax from inputs as text, never as a 
   std::string outside_code;
   bool in_code = false;
   for (std::size_t i = 0; i < md.size(); ++i) {
-    if (md[i] == '`' && (i == 0 || md[i - 1] != '\\')) in_code = !in_code;
-    else if (!in_code) outside_code += md[i];
+    if (md[i] == '`' && (i == 0 || md[i - 1] != '\\'))
+      in_code = !in_code;
+    else if (!in_code)
+      outside_code += md[i];
   }
   for (auto at = outside_code.find("]("); at != std::string::npos;
        at = outside_code.find("](", at + 1))
@@ -478,7 +479,8 @@ TEST_CASE("Markdown shows link and image syntax from inputs as text, never as a 
   CHECK(md.find("(custom) \u2014 # see \\[the docs\\](http://x) &lt;img src=x>\n") !=
         std::string::npos);
   CHECK(md.find("- **warning:** !\\[x\\](http://y): \\`rm -rf\\` \\*now\\* \\~\\~or\\~\\~ "
-                "\\[later\\]\\[1\\] &amp;amp; &lt;b>x&lt;/b> \\\\\\[y\\](z)\n") != std::string::npos);
+                "\\[later\\]\\[1\\] &amp;amp; &lt;b>x&lt;/b> \\\\\\[y\\](z)\n") !=
+        std::string::npos);
 }
 
 TEST_CASE(
@@ -527,7 +529,8 @@ TEST_CASE(
 
 TEST_CASE("a result file can come through a pipe, a FIFO without a writer does not wait",
           "[report]") {
-  const auto dir = fs::temp_directory_path() / ("pinbench-report-pipe-" + std::to_string(::getpid()));
+  const auto dir =
+      fs::temp_directory_path() / ("pinbench-report-pipe-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   // As `pinbench report <(zcat r.json.gz)` passes it: /dev/fd/N of a pipe.
@@ -570,37 +573,41 @@ TEST_CASE("each report says under what conditions a scenario's figures were take
   s.kind = "transfer";
   for (int i = 0; i < 2; ++i) {
     auto c = testing::make_case(i == 0 ? "bytes=1MiB" : "bytes=16MiB",
-                       {make_metric("bandwidth", "GB/s", "higher", {50, 51})});
+                                {make_metric("bandwidth", "GB/s", "higher", {50, 51})});
     c.extra["link_ceiling"] = {{"gbps", 63.0},
-                               {"source", "PCIe gen5 x16 (sysfs, 128b/130b): 63.0 GB/s per "
-                                          "direction"}};
-    c.extra["telemetry"] = {{"device", 0},
-                            {"before", {{"sm_clock_mhz", 1980}, {"sm_clock_max_mhz", 1980}}},
-                            {"after", {{"sm_clock_mhz", i == 0 ? 1980 : 1410},
-                                       {"sm_clock_max_mhz", 1980}}},
-                            {"reasons_seen", i == 0 ? json::array({"gpu_idle"})
-                                                    : json::array({"hw_thermal_slowdown"})},
-                            {"throttled", i == 1},
-                            {"discarded_samples", i == 1 ? 4 : 0}};
-    c.extra["numa"] = {{"node", 1}, {"cpus", "16-31"}, {"placed", i == 0},
-                       {"requested", "auto"},
-                       {"reason", i == 0 ? "the GPU's node"
-                                         : "the GPU's node; not placed: set_mempolicy: EPERM"}};
+                               {"source",
+                                "PCIe gen5 x16 (sysfs, 128b/130b): 63.0 GB/s per "
+                                "direction"}};
+    c.extra["telemetry"] = {
+        {"device", 0},
+        {"before", {{"sm_clock_mhz", 1980}, {"sm_clock_max_mhz", 1980}}},
+        {"after", {{"sm_clock_mhz", i == 0 ? 1980 : 1410}, {"sm_clock_max_mhz", 1980}}},
+        {"reasons_seen", i == 0 ? json::array({"gpu_idle"}) : json::array({"hw_thermal_slowdown"})},
+        {"throttled", i == 1},
+        {"discarded_samples", i == 1 ? 4 : 0}};
+    c.extra["numa"] = {
+        {"node", 1},
+        {"cpus", "16-31"},
+        {"placed", i == 0},
+        {"requested", "auto"},
+        {"reason", i == 0 ? "the GPU's node" : "the GPU's node; not placed: set_mempolicy: EPERM"}};
     s.cases.push_back(std::move(c));
   }
   const auto lines = report::detail::scenario_conditions(s);
   REQUIRE(lines.size() == 3);
   CHECK(lines[0] == "link ceiling: PCIe gen5 x16 (sysfs, 128b/130b): 63.0 GB/s per direction");
-  CHECK(lines[1] == "GPU telemetry: 2 of 2 case(s) watched; SM clock 1410-1980 MHz of 1980 "
-                    "before and after them; 1 throttled (hw_thermal_slowdown); 4 sample(s) "
-                    "discarded and taken again");
+  CHECK(lines[1] ==
+        "GPU telemetry: 2 of 2 case(s) watched; SM clock 1410-1980 MHz of 1980 "
+        "before and after them; 1 throttled (hw_thermal_slowdown); 4 sample(s) "
+        "discarded and taken again");
   CHECK(lines[2] == "NUMA: 1 of 2 case(s) placed on node 1; not placed: set_mempolicy: EPERM");
 
   result::run_result r;
   r.backend = "cuda";
   r.scenarios.push_back(s);
   CHECK_THAT(report::to_html(r), Catch::Contains("<li>NUMA: 1 of 2 case(s) placed on node 1"));
-  CHECK_THAT(report::to_markdown(r), Catch::Contains("- **conditions:** GPU telemetry: 2 of 2 case(s) watched"));
+  CHECK_THAT(report::to_markdown(r),
+             Catch::Contains("- **conditions:** GPU telemetry: 2 of 2 case(s) watched"));
 
   SECTION("cases that record none of it give no conditions") {
     for (auto& c : s.cases) c.extra.clear();
@@ -617,8 +624,9 @@ TEST_CASE("each report says under what conditions a scenario's figures were take
   }
   SECTION("--numa none is said once, not as a failure") {
     for (auto& c : s.cases)
-      c.extra["numa"] = {{"node", nullptr}, {"placed", false}, {"requested", "none"},
-                         {"reason", "--numa none"}};
-    CHECK(report::detail::scenario_conditions(s).back() == "NUMA: no placement asked (--numa none)");
+      c.extra["numa"] = {
+          {"node", nullptr}, {"placed", false}, {"requested", "none"}, {"reason", "--numa none"}};
+    CHECK(report::detail::scenario_conditions(s).back() ==
+          "NUMA: no placement asked (--numa none)");
   }
 }

@@ -29,10 +29,12 @@ void write_two_scenarios(const fs::path& dir) {
       R"("sampling": {"warmup": 0, "min_samples": 1, "max_samples": 1, "min_time": "0"})";
   std::ofstream(dir / "a.json") << R"({"schema": "pinbench.scenario/1", "name": "a",
     "kind": "transfer", "params": {"bytes": "4KiB"},
-    "matrix": {"memory": ["pageable", "pinned", "registered"]}, )" << sampling << "}";
+    "matrix": {"memory": ["pageable", "pinned", "registered"]}, )"
+                                << sampling << "}";
   std::ofstream(dir / "b.json") << R"({"schema": "pinbench.scenario/1", "name": "b",
     "kind": "transfer", "params": {"bytes": "4KiB"},
-    "matrix": {"direction": ["h2d", "d2h"]}, )" << sampling << "}";
+    "matrix": {"direction": ["h2d", "d2h"]}, )"
+                                << sampling << "}";
 }
 
 // An ImageFolder of two classes, a copy of the reference JPEG in each, and a loader scenario
@@ -46,7 +48,8 @@ fs::path write_image_folder_scenario(const fs::path& dir) {
   const fs::path scenario = dir / "loader.json";
   std::ofstream(scenario) << R"({"schema": "pinbench.scenario/1", "name": "folder",
     "kind": "loader",
-    "params": {"dataset": {"source": "jpeg", "dir": ")" << (dir / "images").string() << R"(",
+    "params": {"dataset": {"source": "jpeg", "dir": ")"
+                          << (dir / "images").string() << R"(",
                            "samples": 2, "crop": 16, "cpu_per_sample": "0us"},
                "batch_size": 1, "compute_per_batch": "0us"},
     "matrix": {"num_workers": [0, 1, 2]},
@@ -99,8 +102,8 @@ TEST_CASE("a user's image folder read by many cases is listed once", "[run][plan
   CHECK(image::image_folder_scans() - before == 1);
 
   before = image::image_folder_scans();
-  const auto ran = testing::run_cli_in_process({"run", scenario, "--backend", "host", "-q"},
-                                               dir.path());
+  const auto ran =
+      testing::run_cli_in_process({"run", scenario, "--backend", "host", "-q"}, dir.path());
   INFO(ran.err);
   REQUIRE(ran.code == 0);
   CHECK(image::image_folder_scans() - before == 1);

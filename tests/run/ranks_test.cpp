@@ -39,14 +39,18 @@ result::run_result rank_run(double gbps) {
 }
 
 nlohmann::json entry(int rank, std::string host) {
-  return {{"rank", rank}, {"local_rank", 0}, {"host", std::move(host)}, {"backend", "host"},
+  return {{"rank", rank},
+          {"local_rank", 0},
+          {"host", std::move(host)},
+          {"backend", "host"},
           {"device", {{"name", "emulated"}, {"index", 0}}}};
 }
 
 }  // namespace
 
 TEST_CASE("merge_ranks keeps every rank's case, marked with its rank", "[dist][ranks]") {
-  const auto merged = run::merge_ranks({rank_run(10), rank_run(11)}, {entry(0, "a"), entry(1, "b")});
+  const auto merged =
+      run::merge_ranks({rank_run(10), rank_run(11)}, {entry(0, "a"), entry(1, "b")});
   REQUIRE(merged.scenarios.size() == 1);
   const auto& cases = merged.scenarios[0].cases;
   REQUIRE(cases.size() == 2);
@@ -116,8 +120,8 @@ TEST_CASE("fleet outliers: a rank far from the others in MADs is named", "[dist]
     CHECK(report::fleet_outliers(run::merge_ranks(close, e)).empty());
   }
   SECTION("two ranks are too few to call one an outlier") {
-    CHECK(report::fleet_outliers(run::merge_ranks({rank_run(24), rank_run(11)},
-                                                  {entry(0, "a"), entry(1, "b")}))
+    CHECK(report::fleet_outliers(
+              run::merge_ranks({rank_run(24), rank_run(11)}, {entry(0, "a"), entry(1, "b")}))
               .empty());
   }
 }

@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cli_runner.hpp"
 #include "core/units.hpp"
 #include "kinds/registry.hpp"
 #include "scenario/sampling_schema.hpp"
 #include "scenario/scenario.hpp"
-#include "cli_runner.hpp"
 #include "scenario_helpers.hpp"
 
 using namespace pinbench;
@@ -202,8 +202,9 @@ TEST_CASE("a trace file must be a readable regular file of a known format, check
   const fs::path fifo = dir / "fifo.json";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   CHECK_THAT(error_for(fifo.string()),  // refused from stat: opening it would wait for a writer
-             Catch::StartsWith(prefix + fifo.string() + ": is a FIFO (named pipe), expected a "
-                                                        "regular file"));
+             Catch::StartsWith(prefix + fifo.string() +
+                               ": is a FIFO (named pipe), expected a "
+                               "regular file"));
   write_text(dir / "empty.json", "  \n");
   CHECK_THAT(error_for((dir / "empty.json").string()), Catch::Contains("the trace is empty"));
   // A snapshot pickle: its PROTO byte and protocol at load; the rest when the case reads it.

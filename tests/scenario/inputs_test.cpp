@@ -9,9 +9,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <future>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 
 #include "scenario/builtin.hpp"
@@ -127,8 +127,9 @@ TEST_CASE("a scenario path that is not a regular file is refused by its type, un
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   // Opening a FIFO for reading waits for a writer: the load runs aside, and a writer is let in
   // if it has not returned in time, so that a regression fails here instead of hanging.
-  auto load = std::async(std::launch::async,
-                         [&] { return input_error_of([&] { (void)load_inputs({fifo.string()}); }); });
+  auto load = std::async(std::launch::async, [&] {
+    return input_error_of([&] { (void)load_inputs({fifo.string()}); });
+  });
   if (load.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
     const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
     if (writer >= 0) ::close(writer);

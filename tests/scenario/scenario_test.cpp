@@ -144,8 +144,9 @@ TEST_CASE("a matrix is counted from its factors, expand builds at most max_built
   // 1000 x 1000 x 1000 = 10^9 cases: counted at once, never built.
   const auto s = parse_scenario(
       R"({"schema": "pinbench.scenario/1", "name": "billion", "kind": "loader", "matrix": {)"
-      R"("dataset.samples": )" + one_to(1000) + R"(, "batch_size": )" + one_to(1000) +
-          R"(, "batches": )" + one_to(1000) + "}}",
+      R"("dataset.samples": )" +
+          one_to(1000) + R"(, "batch_size": )" + one_to(1000) + R"(, "batches": )" + one_to(1000) +
+          "}}",
       "b.json");
   CHECK(count_cases(s) == 1'000'000'000u);
   CHECK(checked_case_count(s, {}, 2'000'000'000u) == 1'000'000'000u);

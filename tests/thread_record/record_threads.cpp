@@ -38,8 +38,8 @@ void record_once() {
 
 }  // namespace
 
-extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
-                              void* (*start)(void*), void* arg) noexcept {
+extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
+                              void* arg) noexcept {
   static const auto next = reinterpret_cast<create_fn>(::dlsym(RTLD_NEXT, "pthread_create"));
   record_once();
   return next(thread, attr, start, arg);

@@ -46,7 +46,8 @@ double ooms_of_run(const scratch_dir& dir, const std::string& trace, const std::
                    const std::string& capacity) {
   const auto scenario = dir.path() / "replay.json";
   const auto out = dir.path() / "replay-result.json";
-  std::ofstream(scenario) << testing::trace_replay_scenario("replay", trace, config, capacity).dump();
+  std::ofstream(scenario)
+      << testing::trace_replay_scenario("replay", trace, config, capacity).dump();
   const auto run = run_cli_in_process(
       {"run", scenario.string(), "--backend", "host", "-q", "--out", out.string()}, dir.path());
   INFO(run.err);
@@ -68,9 +69,8 @@ TEST_CASE("replay: the OOM a setting meets, and where", "[tune][alloc]") {
   REQUIRE(defaults.first_oom_event);
   CHECK(*defaults.first_oom_event == 3);
   CHECK(defaults.first_oom.find("out of memory") != std::string::npos);
-  const auto expandable =
-      alloc::replay(events, alloc::parse_config("expandable_segments:True", {}, {}),
-                    1200ull << 20, std::nullopt);
+  const auto expandable = alloc::replay(
+      events, alloc::parse_config("expandable_segments:True", {}, {}), 1200ull << 20, std::nullopt);
   CHECK(expandable.ooms == 0);
   CHECK_FALSE(expandable.first_oom_event);
   CHECK(expandable.stats.num_ooms == 0);
@@ -108,7 +108,8 @@ TEST_CASE("tune allocator: the answer avoids the OOM, and pinbench run agrees", 
   for (const auto& trial : t.trials) {
     bool found = false;
     for (const auto& s : r.scenarios)
-      for (const auto& c : s.cases) found = found || (s.name == trial.scenario && c.id == trial.case_id);
+      for (const auto& c : s.cases)
+        found = found || (s.name == trial.scenario && c.id == trial.case_id);
     INFO(trial.scenario << " / " << trial.case_id);
     CHECK(found);
   }
@@ -121,7 +122,8 @@ TEST_CASE("tune allocator: the answer avoids the OOM, and pinbench run agrees", 
 
   // report draws it: the answer first, with its chart.
   const auto html = dir.path() / "tune.html";
-  REQUIRE(run_cli_in_process({"report", out.string(), "--html", html.string()}, dir.path()).code == 0);
+  REQUIRE(run_cli_in_process({"report", out.string(), "--html", html.string()}, dir.path()).code ==
+          0);
   std::ifstream in(html);
   const std::string page(std::istreambuf_iterator<char>(in), {});
   CHECK(page.find("The answer (pinbench tune allocator)") != std::string::npos);
@@ -169,7 +171,8 @@ TEST_CASE("tune allocator: a PyTorch snapshot's OOM, avoided, and pinbench run a
 TEST_CASE("tune allocator: a pickle that names code is refused, nothing run", "[tune]") {
   const scratch_dir dir("tune-alloc-global");
   const auto o = run_cli_in_process(
-      {"tune", "allocator", testing::source_dir() + "/tests/data/traces/bad/pickle-reduce-os-system.pickle",
+      {"tune", "allocator",
+       testing::source_dir() + "/tests/data/traces/bad/pickle-reduce-os-system.pickle",
        "--capacity", "1GiB", "--backend", "host", "-q"},
       dir.path());
   CHECK(o.code == 2);
@@ -202,7 +205,8 @@ TEST_CASE("tune allocator: the program's memory fraction holds in every setting 
   const std::string answer = doc.at("tune").at("answer");
   CHECK(answer.rfind("# no setting avoids the OOM", 0) == 0);
   CHECK(answer.find("memory fraction 0.5") != std::string::npos);
-  for (const auto& trial : doc.at("tune").at("trials")) CHECK_FALSE(trial.at("meets_goal").get<bool>());
+  for (const auto& trial : doc.at("tune").at("trials"))
+    CHECK_FALSE(trial.at("meets_goal").get<bool>());
 }
 
 TEST_CASE("tune allocator: a search cut by its budget says so, never 'no setting'", "[tune]") {
@@ -261,15 +265,16 @@ TEST_CASE("tune allocator: bad input is exit 2 naming the option or file", "[tun
     CHECK(o.err.find("--capacity") != std::string::npos);
   }
   SECTION("a bare number is bytes: far too small for a device") {
-    const auto o = run_cli_in_process({"tune", "allocator", fragmentation_trace(), "--capacity",
-                                       "80", "--backend", "host", "-q"},
-                                      dir.path());
+    const auto o = run_cli_in_process(
+        {"tune", "allocator", fragmentation_trace(), "--capacity", "80", "--backend", "host", "-q"},
+        dir.path());
     CHECK(o.code == 2);
     CHECK(o.err.find("a number alone is bytes") != std::string::npos);
   }
   SECTION("a trace without an allocation") {
     const auto empty = (dir.path() / "empty.json").string();
-    std::ofstream(empty) << R"({"schema": "pinbench.trace/1", "events": [{"op": "mark", "label": "iteration"}]})";
+    std::ofstream(empty)
+        << R"({"schema": "pinbench.trace/1", "events": [{"op": "mark", "label": "iteration"}]})";
     const auto o = run_cli_in_process(
         {"tune", "allocator", empty, "--capacity", "1GiB", "--backend", "host", "-q"}, dir.path());
     CHECK(o.code == 2);
@@ -285,10 +290,10 @@ TEST_CASE("tune allocator: bad input is exit 2 naming the option or file", "[tun
     CHECK(o.err.find("missing.json") != std::string::npos);
   }
   SECTION("the result may not replace the trace") {
-    const auto o = run_cli_in_process({"tune", "allocator", fragmentation_trace(), "--capacity",
-                                       "1GiB", "--backend", "host", "-q", "--out",
-                                       fragmentation_trace()},
-                                      dir.path());
+    const auto o =
+        run_cli_in_process({"tune", "allocator", fragmentation_trace(), "--capacity", "1GiB",
+                            "--backend", "host", "-q", "--out", fragmentation_trace()},
+                           dir.path());
     CHECK(o.code == 2);
   }
 }
@@ -305,8 +310,9 @@ TEST_CASE("tune allocator: a snapshot's replay checks itself, and says so before
   INFO(text.err);
   REQUIRE(text.code == 0);
   // The fixture was written by pinbench under PyTorch 2.6's rules: its format says 2.5-2.7.
-  const std::string line = "your settings, replayed by PyTorch 2.7's rules: PyTorch's 224 "
-                           "cudaMalloc/cudaFree decisions reproduced exactly\n";
+  const std::string line =
+      "your settings, replayed by PyTorch 2.7's rules: PyTorch's 224 "
+      "cudaMalloc/cudaFree decisions reproduced exactly\n";
   const auto at = text.out.find(line);
   REQUIRE(at != std::string::npos);
   CHECK(at < text.out.find("verdict: "));
@@ -316,11 +322,10 @@ TEST_CASE("tune allocator: a snapshot's replay checks itself, and says so before
 TEST_CASE("tune allocator: the device whose trace has the OOM, without --device",
           "[tune][recording]") {
   const scratch_dir dir("tune-alloc-devices");
-  const std::string snapshot =
-      testing::source_dir() + "/tests/data/traces/snapshot-devices.pickle";
-  const auto tuned = run_cli_in_process({"tune", "allocator", snapshot, "--backend", "host", "-q",
-                                         "--format", "json", "--jobs", "1"},
-                                        dir.path());
+  const std::string snapshot = testing::source_dir() + "/tests/data/traces/snapshot-devices.pickle";
+  const auto tuned = run_cli_in_process(
+      {"tune", "allocator", snapshot, "--backend", "host", "-q", "--format", "json", "--jobs", "1"},
+      dir.path());
   INFO(tuned.err);
   // 600 MiB asked with 100 MiB live on a 300 MiB device: no setting can (exit 1), but it is
   // device 1's OOM that was replayed, on the capacity its OOM shows.
@@ -329,13 +334,14 @@ TEST_CASE("tune allocator: the device whose trace has the OOM, without --device"
   CHECK(t.at("inputs").at("device") == 1);
   CHECK(t.at("inputs").at("device_from") == "the device whose trace has the OOM, of 2");
   CHECK(t.at("inputs").at("capacity") == 300ull << 20);
-  CHECK(t.at("self_check") == "your settings, replayed by PyTorch 2.7's rules: PyTorch's 1 "
-                              "cudaMalloc/cudaFree decision reproduced exactly");
+  CHECK(t.at("self_check") ==
+        "your settings, replayed by PyTorch 2.7's rules: PyTorch's 1 "
+        "cudaMalloc/cudaFree decision reproduced exactly");
   // --device still chooses.
-  const auto zero = run_cli_in_process({"tune", "allocator", snapshot, "--device", "0",
-                                        "--capacity", "1GiB", "--backend", "host", "-q",
-                                        "--format", "json", "--jobs", "1"},
-                                       dir.path());
+  const auto zero =
+      run_cli_in_process({"tune", "allocator", snapshot, "--device", "0", "--capacity", "1GiB",
+                          "--backend", "host", "-q", "--format", "json", "--jobs", "1"},
+                         dir.path());
   INFO(zero.err);
   REQUIRE(zero.code == 0);
   CHECK(nlohmann::json::parse(zero.out).at("tune").at("inputs").at("device") == 0);
@@ -344,10 +350,10 @@ TEST_CASE("tune allocator: the device whose trace has the OOM, without --device"
 TEST_CASE("tune allocator: --pytorch chooses the release's rules, and is checked",
           "[tune][recording]") {
   const scratch_dir dir("tune-alloc-pytorch");
-  const auto tuned = run_cli_in_process({"tune", "allocator", training_snapshot(), "--pytorch",
-                                         "2.4", "--backend", "host", "-q", "--format", "json",
-                                         "--jobs", "1"},
-                                        dir.path());
+  const auto tuned =
+      run_cli_in_process({"tune", "allocator", training_snapshot(), "--pytorch", "2.4", "--backend",
+                          "host", "-q", "--format", "json", "--jobs", "1"},
+                         dir.path());
   INFO(tuned.err);
   REQUIRE(tuned.code == 0);
   const auto t = nlohmann::json::parse(tuned.out).at("tune");
@@ -360,16 +366,17 @@ TEST_CASE("tune allocator: --pytorch chooses the release's rules, and is checked
   CHECK(bad.err.find("--pytorch: expected a PyTorch release of 2.0 or later") != std::string::npos);
 }
 
-TEST_CASE("tune allocator: the program's own memory fraction (its config's) stays under garbage "
-          "collection, and its replay is checked",
-          "[tune][recording]") {
+TEST_CASE(
+    "tune allocator: the program's own memory fraction (its config's) stays under garbage "
+    "collection, and its replay is checked",
+    "[tune][recording]") {
   const scratch_dir dir("tune-alloc-fraction");
   const std::string snapshot =
       testing::source_dir() + "/tests/data/traces/snapshot-fraction.pickle";
-  const auto tuned = run_cli_in_process({"tune", "allocator", snapshot, "--capacity", "1GiB",
-                                         "--backend", "host", "-q", "--format", "json", "--jobs",
-                                         "1"},
-                                        dir.path());
+  const auto tuned =
+      run_cli_in_process({"tune", "allocator", snapshot, "--capacity", "1GiB", "--backend", "host",
+                          "-q", "--format", "json", "--jobs", "1"},
+                         dir.path());
   INFO(tuned.err);
   REQUIRE(tuned.code == 0);
   const auto doc = nlohmann::json::parse(tuned.out);

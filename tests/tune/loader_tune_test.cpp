@@ -58,7 +58,8 @@ void check_trials_name_cases(const pinbench::result::run_result& r) {
   for (const auto& trial : t.trials) {
     INFO(trial.label);
     CHECK(cases.count({trial.scenario, trial.case_id}) == 1);
-    CHECK((trial.phase == pinbench::result::trial_phase::search || trial.phase == pinbench::result::trial_phase::confirm));
+    CHECK((trial.phase == pinbench::result::trial_phase::search ||
+           trial.phase == pinbench::result::trial_phase::confirm));
     CHECK(trial.note.size() > 0);
   }
   REQUIRE(t.chosen);
@@ -172,7 +173,8 @@ TEST_CASE("tune loader: --format json prints the result and a short budget cuts 
 
   // Read back, the names are the enumerations'; one that is none of them is refused with its
   // path.
-  const auto back = pinbench::result::tune_from_json(nlohmann::ordered_json::parse(t.dump()), "r.json");
+  const auto back =
+      pinbench::result::tune_from_json(nlohmann::ordered_json::parse(t.dump()), "r.json");
   CHECK(back.question == pinbench::result::tune_question::loader);
   CHECK(back.stopped_by == pinbench::result::search_stop::budget);
   auto bad = nlohmann::ordered_json::parse(t.dump());

@@ -33,9 +33,12 @@ int device_index(const device::backend& dev) {
 
 ncclDataType_t nccl_type(dtype t) {
   switch (t) {
-    case dtype::float32: return ncclFloat32;
-    case dtype::float64: return ncclFloat64;
-    case dtype::int32: return ncclInt32;
+    case dtype::float32:
+      return ncclFloat32;
+    case dtype::float64:
+      return ncclFloat64;
+    case dtype::int32:
+      return ncclInt32;
   }
   return ncclFloat32;
 }
@@ -50,8 +53,7 @@ struct member {
   member() = default;
   member(const member&) = delete;
   member& operator=(const member&) = delete;
-  member(member&& o) noexcept
-      : lib(o.lib), device(o.device), comm(o.comm), stream(o.stream) {
+  member(member&& o) noexcept : lib(o.lib), device(o.device), comm(o.comm), stream(o.stream) {
     o.comm = nullptr;
     o.stream = nullptr;
   }
@@ -73,8 +75,11 @@ class nccl_group final : public group {
  public:
   nccl_group(const library& lib, std::vector<member> members, int world_size, int first_rank,
              std::string what)
-      : lib_(lib), members_(std::move(members)), world_size_(world_size),
-        first_rank_(first_rank), what_(std::move(what)) {}
+      : lib_(lib),
+        members_(std::move(members)),
+        world_size_(world_size),
+        first_rank_(first_rank),
+        what_(std::move(what)) {}
 
   [[nodiscard]] int local_count() const noexcept override {
     return static_cast<int>(members_.size());
@@ -102,8 +107,7 @@ class nccl_group final : public group {
     if (o == op::broadcast && (root < 0 || root >= world_size_))
       throw device_error(fmt::format("broadcast root {} is not a rank of {}", root, world_size_));
     if (iterations < 1)
-      throw device_error(fmt::format("an NCCL run needs 1 or more iterations, got {}",
-                                     iterations));
+      throw device_error(fmt::format("an NCCL run needs 1 or more iterations, got {}", iterations));
     if (o == op::send_recv)
       for (const auto& b : local)
         if (b.send == b.recv)
@@ -128,8 +132,8 @@ class nccl_group final : public group {
   }
 
  private:
-  void enqueue(op o, dtype t, const buffer_shape& shape, const rank_buffers& b, int rank,
-               int root, const member& m) const {
+  void enqueue(op o, dtype t, const buffer_shape& shape, const rank_buffers& b, int rank, int root,
+               const member& m) const {
     const auto type = nccl_type(t);
     const std::size_t elem = size_of(t);
     auto* send = static_cast<std::byte*>(b.send);

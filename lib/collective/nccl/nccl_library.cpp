@@ -22,12 +22,10 @@ constexpr const char* soname = "libnccl.so.2";
 // package folders: system, /usr/local, the user's, an active virtualenv or conda env.
 std::vector<std::string> wheel_patterns() {
   const std::string wheel = "nvidia/nccl/lib/libnccl.so.2";
-  std::vector<std::string> roots = {"/usr/lib/python3/dist-packages",
-                                    "/usr/lib/python3*/site-packages",
-                                    "/usr/lib/python3*/dist-packages",
-                                    "/usr/local/lib/python3*/site-packages",
-                                    "/usr/local/lib/python3*/dist-packages",
-                                    "/opt/conda/lib/python3*/site-packages"};
+  std::vector<std::string> roots = {
+      "/usr/lib/python3/dist-packages",        "/usr/lib/python3*/site-packages",
+      "/usr/lib/python3*/dist-packages",       "/usr/local/lib/python3*/site-packages",
+      "/usr/local/lib/python3*/dist-packages", "/opt/conda/lib/python3*/site-packages"};
   for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"})
     if (const char* v = std::getenv(var); v != nullptr && *v != '\0')
       roots.push_back(std::string(v) + "/lib/python3*/site-packages");
@@ -100,10 +98,10 @@ bool try_load(const std::string& what, library& lib, std::string& why) {
   lib.version = version_text(code);
   // The file the loader chose: the default search only says "libnccl.so.2".
   Dl_info info{};
-  lib.path = ::dladdr(reinterpret_cast<void*>(lib.get_version), &info) != 0 &&
-                     info.dli_fname != nullptr
-                 ? info.dli_fname
-                 : what;
+  lib.path =
+      ::dladdr(reinterpret_cast<void*>(lib.get_version), &info) != 0 && info.dli_fname != nullptr
+          ? info.dli_fname
+          : what;
   return true;  // kept loaded for the life of the process
 }
 

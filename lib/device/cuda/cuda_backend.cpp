@@ -536,8 +536,8 @@ class cuda_backend final : public backend {
   [[nodiscard]] async_pool_usage async_pool() const override {
     need_pool();
     async_pool_usage u;
-    PINBENCH_CUDA_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent,
-                                                &u.reserved_bytes));
+    PINBENCH_CUDA_CHECK(
+        cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &u.reserved_bytes));
     PINBENCH_CUDA_CHECK(
         cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemHigh, &u.reserved_peak_bytes));
     PINBENCH_CUDA_CHECK(
@@ -569,8 +569,7 @@ class cuda_backend final : public backend {
   }
   void need_pool() const {
     if (pool_ == nullptr)
-      throw device_error("stream-ordered allocation is not usable on this device: " +
-                         pool_reason_);
+      throw device_error("stream-ordered allocation is not usable on this device: " + pool_reason_);
   }
 
   // The device's default pool, as PyTorch's cudaMallocAsync backend uses it, keeping freed

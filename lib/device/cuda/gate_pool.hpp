@@ -60,7 +60,7 @@ class gate_pool {
   std::uint32_t* host_ = nullptr;    // the flags as the host sees them
   std::uint32_t* mapped_ = nullptr;  // the same memory as the device sees it
   std::mutex mutex_;
-  std::array<bool, slot_count> held_{};     // a gate object owns the slot
+  std::array<bool, slot_count> held_{};       // a gate object owns the slot
   std::array<bool, slot_count> discarded_{};  // its owner voided the timing behind it
   std::size_t next_ = 0;
   std::size_t timeouts_ = 0;

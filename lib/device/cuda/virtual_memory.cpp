@@ -69,7 +69,9 @@ CUdeviceptr as_deviceptr(void* p) noexcept {
   return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(p));
 }
 
-std::uintptr_t as_key(void* p) noexcept { return reinterpret_cast<std::uintptr_t>(p); }
+std::uintptr_t as_key(void* p) noexcept {
+  return reinterpret_cast<std::uintptr_t>(p);
+}
 
 }  // namespace
 

@@ -48,8 +48,8 @@ class virtual_memory {
   std::string reason_;
   std::size_t granularity_ = 0;
   std::mutex mutex_;
-  std::unordered_map<std::uintptr_t, chunk> mapped_;             // by chunk address
-  std::unordered_map<std::uintptr_t, std::size_t> reserved_;     // by range base
+  std::unordered_map<std::uintptr_t, chunk> mapped_;          // by chunk address
+  std::unordered_map<std::uintptr_t, std::size_t> reserved_;  // by range base
 };
 
 }  // namespace pinbench::device::cuda

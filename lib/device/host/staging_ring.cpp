@@ -2,7 +2,9 @@
 
 namespace pinbench::device::host {
 
-staging_ring::staging_ring() : memory_(chunk_bytes * slot_count) { memory_.keep_from_children(); }
+staging_ring::staging_ring() : memory_(chunk_bytes * slot_count) {
+  memory_.keep_from_children();
+}
 
 staging_ring::~staging_ring() {
   std::unique_lock lock(state_mutex_);

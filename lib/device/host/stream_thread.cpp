@@ -67,7 +67,8 @@ void gate_state::wait() {
     timed_out_ = true;
     return;
   }
-  if (!released_cv_.wait_for(lock, std::chrono::nanoseconds(timeout_ns_), [&] { return released_; }))
+  if (!released_cv_.wait_for(lock, std::chrono::nanoseconds(timeout_ns_),
+                             [&] { return released_; }))
     timed_out_ = true;
 }
 
@@ -190,11 +191,15 @@ engine::~engine() {
 
 bool engine::quick(const op& o) {
   switch (o.what) {
-    case op::kind::record: return true;
-    case op::kind::copy: return o.bytes <= inline_copy_bytes;
-    case op::kind::wait: return o.event->is_complete(o.generation);
+    case op::kind::record:
+      return true;
+    case op::kind::copy:
+      return o.bytes <= inline_copy_bytes;
+    case op::kind::wait:
+      return o.event->is_complete(o.generation);
     case op::kind::compute:
-    case op::kind::gate: return false;
+    case op::kind::gate:
+      return false;
   }
   return false;
 }
@@ -264,7 +269,8 @@ void engine::execute(op& o) const noexcept {
       // Device work keeps its stream busy for the duration, but a GPU kernel takes no host
       // CPU: sleep through most of it and spin only the end, for a precise finish, so that
       // emulated compute does not steal a core from the host work it overlaps (loader workers).
-      occupy_for_ns(static_cast<std::int64_t>(static_cast<double>(o.duration_ns) * (1 + slowdown_)));
+      occupy_for_ns(
+          static_cast<std::int64_t>(static_cast<double>(o.duration_ns) * (1 + slowdown_)));
       break;
     case op::kind::record:
       o.event->complete(o.generation, now_ns());

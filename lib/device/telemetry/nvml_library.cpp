@@ -39,9 +39,10 @@ loaded find_and_load() {
   if (handle == nullptr) {
     const char* e = ::dlerror();
     const std::string why = e != nullptr ? e : what + ": cannot be loaded";
-    out.reason = what == soname ? fmt::format("no NVML library ({}; set PINBENCH_NVML_LIBRARY to "
-                                              "its path): {}",
-                                              soname, why)
+    out.reason = what == soname ? fmt::format(
+                                      "no NVML library ({}; set PINBENCH_NVML_LIBRARY to "
+                                      "its path): {}",
+                                      soname, why)
                                 : fmt::format("PINBENCH_NVML_LIBRARY={}: {}", what, why);
     return out;
   }
@@ -111,7 +112,9 @@ const loaded& loaded_once() {
 
 }  // namespace
 
-const nvml_library& nvml_attempt() { return loaded_once().lib; }
+const nvml_library& nvml_attempt() {
+  return loaded_once().lib;
+}
 
 const nvml_library* load_nvml(std::string* reason) {
   const loaded& state = loaded_once();

@@ -29,8 +29,8 @@ struct pinbench_mpi_api {
   int (*init)(int* rank, int* size);
   int (*barrier)(double timeout_s);
   /* Each rank's `count` elements, in rank order; recv holds counts[i] at displs[i]. */
-  int (*allgatherv)(const void* send, int count, void* recv, const int* counts,
-                    const int* displs, int type, double timeout_s);
+  int (*allgatherv)(const void* send, int count, void* recv, const int* counts, const int* displs,
+                    int type, double timeout_s);
   int (*allgather)(const void* send, void* recv, int count, int type, double timeout_s);
   /* send == recv sums in place. */
   int (*allreduce_sum)(const void* send, void* recv, int count, int type, double timeout_s);

@@ -18,8 +18,8 @@
 #include "alloc/follow.hpp"
 #include "alloc/pytorch_version.hpp"
 #include "alloc/replay.hpp"
-#include "alloc/torch_snapshot.hpp"
 #include "alloc/summary.hpp"
+#include "alloc/torch_snapshot.hpp"
 #include "alloc/upstream.hpp"
 #include "alloc/workload.hpp"
 #include "core/clock.hpp"
@@ -273,9 +273,10 @@ struct case_setup {
 nlohmann::json decisions_json(const alloc::torch_snapshot_facts& facts,
                               const std::optional<alloc::decision_check>& check,
                               const std::string& not_followed) {
-  nlohmann::json d{{"pytorch", facts.pytorch_decisions},
-                   {"start_state", {{"segments", facts.start_segments},
-                                    {"live_blocks", facts.start_live_blocks}}}};
+  nlohmann::json d{
+      {"pytorch", facts.pytorch_decisions},
+      {"start_state",
+       {{"segments", facts.start_segments}, {"live_blocks", facts.start_live_blocks}}}};
   if (facts.format)
     d["snapshot_format"] = {{"releases", facts.format->releases()},
                             {"evidence", facts.format->evidence}};
@@ -308,19 +309,18 @@ nlohmann::json decisions_json(const alloc::torch_snapshot_facts& facts,
               {"size", x->size},
               {"stream", x->stream}};
     };
-    d["first_divergence"] = {{"index", f.index},
-                             {"event", f.event},
-                             {"entry", f.entry ? nlohmann::json(*f.entry) : nlohmann::json(nullptr)},
-                             {"pytorch", side(f.pytorch)},
-                             {"pinbench", side(f.pinbench)},
-                             {"text", f.describe()}};
+    d["first_divergence"] = {
+        {"index", f.index},
+        {"event", f.event},
+        {"entry", f.entry ? nlohmann::json(*f.entry) : nlohmann::json(nullptr)},
+        {"pytorch", side(f.pytorch)},
+        {"pinbench", side(f.pinbench)},
+        {"text", f.describe()}};
   }
   if (check->first_placement) {
     const auto& f = *check->first_placement;
-    d["first_placement_difference"] = {{"event", f.event},
-                                       {"size", f.size},
-                                       {"pytorch", f.pytorch},
-                                       {"pinbench", f.pinbench}};
+    d["first_placement_difference"] = {
+        {"event", f.event}, {"size", f.size}, {"pytorch", f.pytorch}, {"pinbench", f.pinbench}};
   }
   return d;
 }
@@ -362,13 +362,17 @@ class workload_run {
     if (p.allocator == allocator_type::raw)
       allocator_ = alloc::make_raw_allocator(*up);
     else if (p.allocator == allocator_type::caching)
-      allocator_ = alloc::make_caching_allocator(*up, conf, p.memory_fraction,
-                                                 follower_ && setup.follow ? follower_.get()
-                                                                           : nullptr);
+      allocator_ = alloc::make_caching_allocator(
+          *up, conf, p.memory_fraction, follower_ && setup.follow ? follower_.get() : nullptr);
     switch (p.workload) {
-      case workload_kind::training_loop: events_ = alloc::make_training_loop(p.loop); break;
-      case workload_kind::random: events_ = alloc::make_random(p.random); break;
-      case workload_kind::trace: break;
+      case workload_kind::training_loop:
+        events_ = alloc::make_training_loop(p.loop);
+        break;
+      case workload_kind::random:
+        events_ = alloc::make_random(p.random);
+        break;
+      case workload_kind::trace:
+        break;
     }
     if (recorded_) alloc::adopt_start(*allocator_, *recorded_, live_, kept_);
   }
@@ -719,8 +723,9 @@ class allocator_engine final : public measure::engine {
     // snapshot's replay its check against PyTorch's decisions.
     std::optional<run_output> seen;
     if (r.stopped != result::stop_reason::interrupted) {
-      seen = run_observed(p, setup, ctx.dev,
-                          {.timeline = true, .snapshot_at_peak = true, .history = ctx.want_snapshots});
+      seen =
+          run_observed(p, setup, ctx.dev,
+                       {.timeline = true, .snapshot_at_peak = true, .history = ctx.want_snapshots});
       if (seen->interrupted) seen.reset();
     }
     // Policy results are deterministic: one run's counters stand for every run. A snapshot's
@@ -733,12 +738,13 @@ class allocator_engine final : public measure::engine {
     if (policy.first_oom_event) r.extra["first_oom_event"] = *policy.first_oom_event;
     r.extra["ops"] = policy.counts.to_json();
     r.extra["runs"] = runs;
-    r.extra["timing"] = {{"method", std::string(timing_choice.name(
-                                        per_call ? timing_method::call : timing_method::batch))},
-                         {"batch_calls", batch},
-                         {"hit_pairs_per_batch", hit_pairs},
-                         {"hit_batches", hit_batches},
-                         {"timer_read_ns", timer_overhead().read_ns}};
+    r.extra["timing"] = {
+        {"method",
+         std::string(timing_choice.name(per_call ? timing_method::call : timing_method::batch))},
+        {"batch_calls", batch},
+        {"hit_pairs_per_batch", hit_pairs},
+        {"hit_batches", hit_batches},
+        {"timer_read_ns", timer_overhead().read_ns}};
     if (runs_without_hits > 0)
       r.warnings.push_back(fmt::format(
           "hit_pair_latency: {} of {} runs left out: the repeated size was not served from the "
@@ -780,8 +786,8 @@ class allocator_engine final : public measure::engine {
     std::optional<alloc::torch_snapshot_facts> facts;
     if (p.workload == workload_kind::trace && alloc::is_torch_snapshot(p.trace_file))
       facts = alloc::read_torch_snapshot_facts(p.trace_file, p.trace_device);
-    const auto chosen = alloc::choose_release(p.pytorch, "the pytorch param",
-                                              facts ? &*facts : nullptr);
+    const auto chosen =
+        alloc::choose_release(p.pytorch, "the pytorch param", facts ? &*facts : nullptr);
     const alloc::pytorch_release release = chosen.release;
     s.release_from = chosen.why;
     if (p.config_text == "snapshot") {

@@ -119,7 +119,7 @@ double number_or_nan(const json& j) {
 
 // Allocated and reserved bytes over the workload (info.timeline of an allocator case).
 std::optional<figure> timeline(const result::case_result& c, const std::string& id,
-                                         const std::string& scenario) {
+                               const std::string& scenario) {
   const json* t = find_path(c.extra, {"timeline", "points"});
   if (t == nullptr || !t->is_array() || t->empty()) return std::nullopt;
   double biggest = 0;
@@ -168,7 +168,7 @@ std::optional<figure> timeline(const result::case_result& c, const std::string& 
 
 // The segments at peak reserved memory (info.segments_at_peak of an allocator case).
 std::optional<figure> segments(const result::case_result& c, const std::string& id,
-                                         const std::string& scenario) {
+                               const std::string& scenario) {
   const json* map = find_path(c.extra, {"segments_at_peak"});
   if (map == nullptr || !map->is_object()) return std::nullopt;
   const json* segs = find_path(*map, {"segments"});

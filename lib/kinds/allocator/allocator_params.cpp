@@ -24,7 +24,8 @@ std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p
     a->config = alloc::parse_config(a->config_text, source, "params.config",
                                     a->pytorch.value_or(alloc::pytorch_release::newest()));
   a->device_memory = p.at(param::device_memory).get<std::uint64_t>();
-  if (p.contains(param::memory_fraction)) a->memory_fraction = p.at(param::memory_fraction).get<double>();
+  if (p.contains(param::memory_fraction))
+    a->memory_fraction = p.at(param::memory_fraction).get<double>();
   a->empty_cache_every = p.at("empty_cache_every").get<std::int64_t>();
   a->timing = timing_choice.parse(p, source);
   a->loop.layers = p.at("layers").get<int>();

@@ -80,8 +80,8 @@ struct allocator_params final : measure::case_params {
 
 /// The case's params (complete and normalised) as allocator_params; throws input_error naming
 /// `source` and the param for a config that does not parse or a combination that cannot run.
-[[nodiscard]] std::shared_ptr<const measure::case_params> parse_params(
-    const nlohmann::json& params, const std::string& source);
+[[nodiscard]] std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& params,
+                                                                       const std::string& source);
 
 /// The caching allocator's options from PYTORCH_CUDA_ALLOC_CONF (config "env"), by `release`'s
 /// rules.

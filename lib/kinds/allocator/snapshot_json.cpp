@@ -44,8 +44,8 @@ nlohmann::json snapshot_json(const alloc::snapshot& s, const alloc::config& conf
     divisions[std::to_string(std::uint64_t{1} << j)] = intervals[j];
   out["allocator_settings"] = {
       {"PYTORCH_CUDA_ALLOC_CONF", conf.to_string()},
-      {"max_split_size", conf.max_split_size_bytes ? nlohmann::json(*conf.max_split_size_bytes)
-                                                   : nlohmann::json(-1)},
+      {"max_split_size",
+       conf.max_split_size_bytes ? nlohmann::json(*conf.max_split_size_bytes) : nlohmann::json(-1)},
       {"garbage_collection_threshold", conf.garbage_collection_threshold},
       {"expandable_segments", conf.expandable_segments},
       {"roundup_power2_divisions", std::move(divisions)}};
@@ -72,8 +72,8 @@ nlohmann::json torch_pickle_form(const nlohmann::json& snapshot) {
   }
   // A release's stack says what made it, as PyTorch's does when it records stacks: the
   // program's empty_cache(), or the allocator's malloc (its retry path).
-  const json by_empty_cache = json::array(
-      {{{"filename", "torch/cuda/memory.py"}, {"line", 0}, {"name", "empty_cache"}}});
+  const json by_empty_cache =
+      json::array({{{"filename", "torch/cuda/memory.py"}, {"line", 0}, {"name", "empty_cache"}}});
   const json by_malloc = json::array(
       {{{"filename", ""},
         {"line", 0},

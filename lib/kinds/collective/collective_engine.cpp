@@ -1,8 +1,8 @@
 // Kind `collective`'s engine. A sample times `iterations` collectives on the host clock, as the
 // group runs them (NCCL and the host ring: back to back and waited for once at the end,
-// nccl-tests' method; time per collective = span / iterations). algbw = size / time, busbw = algbw x the op's bus factor
-// (absent with one rank: nothing crosses a link). After sampling, every rank's result is
-// checked against sums computed here.
+// nccl-tests' method; time per collective = span / iterations). algbw = size / time, busbw = algbw
+// x the op's bus factor (absent with one rank: nothing crosses a link). After sampling, every
+// rank's result is checked against sums computed here.
 #include "kinds/collective/collective_engine.hpp"
 
 #include <algorithm>
@@ -51,9 +51,12 @@ double sent_value(int rank, std::size_t i) {
 template <class F>
 decltype(auto) with_type(cl::dtype t, F&& f) {
   switch (t) {
-    case cl::dtype::float64: return f(double{});
-    case cl::dtype::int32: return f(std::int32_t{});
-    case cl::dtype::float32: break;
+    case cl::dtype::float64:
+      return f(double{});
+    case cl::dtype::int32:
+      return f(std::int32_t{});
+    case cl::dtype::float32:
+      break;
   }
   return f(float{});
 }
@@ -94,8 +97,7 @@ class collective_run {
       const int n = p.ranks == 0 ? all : p.ranks;
       if (n > available)
         throw unsupported_error(fmt::format("needs {} {}, this process sees {}", n,
-                                            ctx.dev.emulated() ? "devices" : "GPUs",
-                                            available));
+                                            ctx.dev.emulated() ? "devices" : "GPUs", available));
       devices_.push_back(&ctx.dev);
       for (int i = 1; i < n; ++i) {
         opened_.push_back(ctx.platform->open(i));
@@ -221,7 +223,8 @@ class collective_run {
       first = shape_.recv_count * static_cast<std::size_t>(r);
     const auto expected = [&](std::size_t i) -> double {
       switch (p_.op) {
-        case cl::op::all_reduce: return all * static_cast<double>(i % 7 + 1);
+        case cl::op::all_reduce:
+          return all * static_cast<double>(i % 7 + 1);
         case cl::op::all_gather: {
           const std::size_t block = shape_.send_count;
           return sent_value(static_cast<int>(i / block), i % block);
@@ -229,8 +232,10 @@ class collective_run {
         case cl::op::reduce_scatter:
           return all * static_cast<double>(
                            (i - first + shape_.recv_count * static_cast<std::size_t>(r)) % 7 + 1);
-        case cl::op::broadcast: return sent_value(p_.root, i);
-        case cl::op::send_recv: return sent_value((r ^ 1) < n ? (r ^ 1) : r, i);
+        case cl::op::broadcast:
+          return sent_value(p_.root, i);
+        case cl::op::send_recv:
+          return sent_value((r ^ 1) < n ? (r ^ 1) : r, i);
       }
       return 0;
     };
@@ -251,7 +256,7 @@ class collective_run {
   }
 
   const collective_params& p_;
-  dist::communicator* world_ = nullptr;  // set under a launch only
+  dist::communicator* world_ = nullptr;                   // set under a launch only
   std::vector<std::unique_ptr<device::backend>> opened_;  // devices 1.. of this process
   std::vector<device::backend*> devices_;
   std::unique_ptr<cl::group> group_;  // after the devices it runs on, destroyed before them
@@ -270,9 +275,8 @@ int agreed_iterations(collective_run& run, int asked) {
     const auto span = static_cast<double>(now_ns() - t0);
     fastest = i == 0 ? span : std::min(fastest, span);
   }
-  int iterations = static_cast<int>(
-      std::clamp(std::ceil(auto_sample_ns / std::max(fastest, 1.0)), 1.0,
-                 static_cast<double>(max_auto_iterations)));
+  int iterations = static_cast<int>(std::clamp(std::ceil(auto_sample_ns / std::max(fastest, 1.0)),
+                                               1.0, static_cast<double>(max_auto_iterations)));
   if (auto* world = run.world()) {
     std::string said = std::to_string(iterations);
     world->broadcast(said, 0, cl::world_timeout);
@@ -307,9 +311,10 @@ class collective_engine final : public measure::engine {
           run.repeated(iterations);
           const auto span = static_cast<double>(now_ns() - t0);
           if (!(span > 0))
-            throw error(fmt::format("{} collectives measured {} ns: too short for the clock; "
-                                    "raise iterations",
-                                    iterations, span));
+            throw error(
+                fmt::format("{} collectives measured {} ns: too short for the clock; "
+                            "raise iterations",
+                            iterations, span));
           const double per = span / iterations;
           const double gbps = size / per;  // bytes per ns == GB/s
           time.add(per);
@@ -361,6 +366,8 @@ class collective_engine final : public measure::engine {
 
 }  // namespace
 
-std::unique_ptr<measure::engine> make_engine() { return std::make_unique<collective_engine>(); }
+std::unique_ptr<measure::engine> make_engine() {
+  return std::make_unique<collective_engine>();
+}
 
 }  // namespace pinbench::kinds::collective

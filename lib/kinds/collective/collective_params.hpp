@@ -44,7 +44,7 @@ struct collective_params final : measure::case_params {
 
 /// The case's params (complete and normalised) as collective_params; throws input_error naming
 /// `source` and the param for a combination that cannot run.
-[[nodiscard]] std::shared_ptr<const measure::case_params> parse_params(
-    const nlohmann::json& params, const std::string& source);
+[[nodiscard]] std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& params,
+                                                                       const std::string& source);
 
 }  // namespace pinbench::kinds::collective

@@ -59,8 +59,9 @@ class data_parallel_engine final : public measure::engine {
   [[nodiscard]] result::case_result run_case(const measure::case_spec& c,
                                              measure::run_context& ctx) override {
     const auto& p = measure::params_of<data_parallel_params>(c);
-    const int n =
-        p.devices != 0 ? p.devices : ctx.platform != nullptr ? ctx.platform->device_count() : 1;
+    const int n = p.devices != 0            ? p.devices
+                  : ctx.platform != nullptr ? ctx.platform->device_count()
+                                            : 1;
     device_set devices = open_devices(ctx, n);
     auto run =
         p.ddp() ? make_ddp_trainer(p, std::move(devices)) : make_dp_trainer(p, std::move(devices));

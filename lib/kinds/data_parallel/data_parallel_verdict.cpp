@@ -17,7 +17,7 @@ namespace {
 
 struct point {
   const result::case_result* c = nullptr;
-  std::optional<parallel_mode> mode;  ///< none: the result names no known mode
+  std::optional<parallel_mode> mode;          ///< none: the result names no known mode
   std::map<std::string, std::string> others;  ///< every param but mode
   double samples_per_s = 0;
   double extra_bytes = 0;
@@ -89,7 +89,8 @@ std::string verdict(const result::scenario_result& s, device::platform_kind kind
     return fmt::format(
         "ddp: {:.2f}x to {:.2f}x the samples/s of dp over {} pairs of cases ({}); dp's device 0 "
         "peaks up to {} above the others, ddp's up to {}",
-        lo, hi, pairs.size(), where(*pairs.front().second->c, kind), bytes(dp_extra), bytes(ddp_extra));
+        lo, hi, pairs.size(), where(*pairs.front().second->c, kind), bytes(dp_extra),
+        bytes(ddp_extra));
   }
   const auto fastest = std::max_element(pts.begin(), pts.end(), [](const point& a, const point& b) {
     return a.samples_per_s < b.samples_per_s;

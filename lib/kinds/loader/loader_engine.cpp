@@ -19,9 +19,9 @@
 #include "core/units.hpp"
 #include "device/event_stock.hpp"
 #include "device/numa_placement.hpp"
+#include "image/jpeg.hpp"
 #include "kinds/conditions_json.hpp"
 #include "kinds/loader/loader_params.hpp"
-#include "image/jpeg.hpp"
 #include "loader/jpeg_source.hpp"
 #include "loader/loader.hpp"
 #include "measure/protocol.hpp"
@@ -76,7 +76,8 @@ class loader_run {
     upstream_ = alloc::make_backend_upstream(dev_, 0);
     device_alloc_ = alloc::make_caching_allocator(*upstream_, alloc::config{});
     if (p_.spec.pin_memory) {
-      const std::size_t slot = pinbench::loader::batch_bytes(p_.spec.batch_size, p_.dataset.sample_bytes);
+      const std::size_t slot =
+          pinbench::loader::batch_bytes(p_.spec.batch_size, p_.dataset.sample_bytes);
       pool_ = p_.mode == pinbench::loader::pin_mode::ring
                   ? pinbench::loader::make_pinned_ring(dev_, p_.ring_slots, slot, p_.pinned_limit)
                   : pinbench::loader::make_caching_host_allocator(dev_, p_.pinned_limit);
@@ -93,8 +94,7 @@ class loader_run {
   [[nodiscard]] const pinbench::loader::dataset& data() const { return data_; }
   [[nodiscard]] pinbench::loader::pinned_pool* pool() const { return pool_.get(); }
   [[nodiscard]] std::uint64_t steps_per_run() const {
-    const auto per_epoch =
-        pinbench::loader::epoch_batches(p_.dataset.samples, p_.spec, 0).size();
+    const auto per_epoch = pinbench::loader::epoch_batches(p_.dataset.samples, p_.spec, 0).size();
     const std::uint64_t all = per_epoch * p_.epochs;
     return p_.batches == 0 ? all : std::min<std::uint64_t>(all, p_.batches);
   }
@@ -303,13 +303,14 @@ class loader_run {
                   n * sizeof(pinbench::loader::sample_header));
       for (std::size_t j = 0; j < n; ++j) {
         if (device_headers[at + j].index != want[j])
-          return fmt::format("step {} position {}: sample {} arrived where sample {} was due", s,
-                             j, device_headers[at + j].index, want[j]);
+          return fmt::format("step {} position {}: sample {} arrived where sample {} was due", s, j,
+                             device_headers[at + j].index, want[j]);
         if (device_headers[at + j].checksum != host_headers[at + j].checksum ||
             device_headers[at + j].index != host_headers[at + j].index)
-          return fmt::format("step {} position {}: the header on the device differs from the "
-                             "one the host received",
-                             s, j);
+          return fmt::format(
+              "step {} position {}: the header on the device differs from the "
+              "one the host received",
+              s, j);
       }
       at += n;
     }
@@ -322,7 +323,8 @@ class loader_run {
     dev_.synchronize(*copy_stream_);
     std::vector<std::byte> want(data_.sample_bytes());
     const auto* heads = reinterpret_cast<const pinbench::loader::sample_header*>(last_back->data());
-    const std::byte* bytes = last_back->data() + last.samples * sizeof(pinbench::loader::sample_header);
+    const std::byte* bytes =
+        last_back->data() + last.samples * sizeof(pinbench::loader::sample_header);
     for (std::size_t j = 0; j < last.samples; ++j) {
       pinbench::loader::sample_header h;
       std::memcpy(&h, heads + j, sizeof h);
@@ -341,9 +343,10 @@ class loader_run {
   }
 
   static void check_host_memory(const loader_params& p) {
-    const std::uint64_t batch = pinbench::loader::batch_bytes(p.spec.batch_size, p.dataset.sample_bytes);
-    const std::uint64_t in_flight =
-        pinbench::loader::max_outstanding(p.spec) + static_cast<std::uint64_t>(p.spec.num_workers) + 3;
+    const std::uint64_t batch =
+        pinbench::loader::batch_bytes(p.spec.batch_size, p.dataset.sample_bytes);
+    const std::uint64_t in_flight = pinbench::loader::max_outstanding(p.spec) +
+                                    static_cast<std::uint64_t>(p.spec.num_workers) + 3;
     // Saturating: with the largest params the products overflow 64 bits.
     const auto times = [](std::uint64_t x, std::uint64_t y) {
       return y != 0 && x > UINT64_MAX / y ? UINT64_MAX : x * y;
@@ -408,21 +411,24 @@ void describe_images(const pinbench::loader::jpeg_source& src, const loader_para
       {"files", images.files.size()},
       {"file_bytes", images.total_bytes},
       {"crop", j.crop},
-      {"output", j.format == image::tensor_format::uint8_chw ? "uint8 CHW"
-                                                             : "float32 CHW, normalised"},
-      {"transform", "RandomResizedCrop(scale 0.08-1, ratio 3/4-4/3) + RandomHorizontalFlip, "
-                    "drawn per sample from (seed, index)"},
+      {"output",
+       j.format == image::tensor_format::uint8_chw ? "uint8 CHW" : "float32 CHW, normalised"},
+      {"transform",
+       "RandomResizedCrop(scale 0.08-1, ratio 3/4-4/3) + RandomHorizontalFlip, "
+       "drawn per sample from (seed, index)"},
       {"decoder", "libjpeg-turbo " + image::jpeg_library_version()}};
   if (images.generated)
-    info["generated_as"] = {{"width", fmt::format("{}-{}", j.generate.min_width, j.generate.max_width)},
-                            {"height", fmt::format("{}-{}", j.generate.min_height, j.generate.max_height)},
-                            {"quality", j.generate.quality}};
+    info["generated_as"] = {
+        {"width", fmt::format("{}-{}", j.generate.min_width, j.generate.max_width)},
+        {"height", fmt::format("{}-{}", j.generate.min_height, j.generate.max_height)},
+        {"quality", j.generate.quality}};
   r.extra["images"] = info;
   if (src.skipped() != 0) {
     r.extra["corrupt_skipped"] = {{"samples", src.skipped()}, {"first", src.skipped_files()}};
-    r.warnings.push_back(fmt::format("{} sample(s) came from files that do not decode and were "
-                                     "left zero (skip_corrupt); first: {}",
-                                     src.skipped(), src.skipped_files().front()));
+    r.warnings.push_back(
+        fmt::format("{} sample(s) came from files that do not decode and were "
+                    "left zero (skip_corrupt); first: {}",
+                    src.skipped(), src.skipped_files().front()));
   }
 }
 
@@ -472,8 +478,7 @@ class loader_engine final : public measure::engine {
     const auto max_outstanding = declare(r, "max_outstanding", "count", none);
     const bool workers = p.spec.num_workers > 0;
     const bool processes = workers && p.spec.method == pinbench::loader::worker_method::process;
-    std::optional<metric_handle> startup_time, starts, ipc_time, shm_bytes, worker_pss,
-        worker_rss;
+    std::optional<metric_handle> startup_time, starts, ipc_time, shm_bytes, worker_pss, worker_rss;
     if (workers) {
       startup_time = declare(r, "worker_startup_time", "ns", lower);
       starts = declare(r, "worker_starts", "count", none);
@@ -533,16 +538,18 @@ class loader_engine final : public measure::engine {
          }});
 
     const auto& cal = pinbench::loader::calibrate_cpu_work();
-    r.extra["batch_bytes"] = pinbench::loader::batch_bytes(p.spec.batch_size, p.dataset.sample_bytes);
+    r.extra["batch_bytes"] =
+        pinbench::loader::batch_bytes(p.spec.batch_size, p.dataset.sample_bytes);
     r.extra["steps_per_run"] = run.steps_per_run();
-    r.extra["max_outstanding_bound"] = p.spec.num_workers > 0 ? pinbench::loader::max_outstanding(p.spec) : 1;
+    r.extra["max_outstanding_bound"] =
+        p.spec.num_workers > 0 ? pinbench::loader::max_outstanding(p.spec) : 1;
     r.extra["max_outstanding_seen"] = max_outstanding_seen;
     r.extra["max_reorder_buffered"] = max_reorder;
-    r.extra["worker_method"] = !workers ? "none (built in the consuming thread)"
-                               : processes ? (p.spec.persistent_workers
-                                                  ? "process (fork; persistent_workers)"
-                                                  : "process (fork; started every epoch)")
-                                           : "thread";
+    r.extra["worker_method"] =
+        !workers    ? "none (built in the consuming thread)"
+        : processes ? (p.spec.persistent_workers ? "process (fork; persistent_workers)"
+                                                 : "process (fork; started every epoch)")
+                    : "thread";
     if (const auto* src = run.data().jpeg(); src != nullptr) describe_images(*src, p, r);
     r.extra["numa"] = numa_json(numa.record());
     r.extra["cpu_work"] = {{"ns_per_unit", cal.ns_per_unit},
@@ -630,10 +637,10 @@ std::string worker_method_verdict(const result::scenario_result& s) {
     const auto workers = [](const result::case_result* c) {
       return fmt::format("{} workers", c->params.value(param::num_workers, 0));
     };
-    compared += fmt::format("{}{}processes {:.0f} samples/s at best ({}), threads {:.0f} ({}): {:.2f}x",
-                            compared.empty() ? "" : "; ", rest.empty() ? "" : rest + ": ",
-                            processes.sps, workers(processes.c), threads.sps, workers(threads.c),
-                            processes.sps / threads.sps);
+    compared += fmt::format(
+        "{}{}processes {:.0f} samples/s at best ({}), threads {:.0f} ({}): {:.2f}x",
+        compared.empty() ? "" : "; ", rest.empty() ? "" : rest + ": ", processes.sps,
+        workers(processes.c), threads.sps, workers(threads.c), processes.sps / threads.sps);
   }
   if (compared.empty()) return {};
   const auto median = [](std::vector<double> v) {
@@ -674,9 +681,10 @@ std::string verdict(const result::scenario_result& s) {
   if (std::string v = worker_method_verdict(s); !v.empty()) return v;
   const auto pct = [](double f) { return fmt::format("{:.0f}%", f * 100); };
   const auto rate = [](double v) { return fmt::format("{:.0f} samples/s", v); };
-  const auto fastest = std::max_element(pts.begin(), pts.end(),
-                                        [](const point& a, const point& b) { return a.sps < b.sps; });
-  const bool all_busy = std::all_of(pts.begin(), pts.end(), [](const point& p) { return p.has_busy; });
+  const auto fastest = std::max_element(
+      pts.begin(), pts.end(), [](const point& a, const point& b) { return a.sps < b.sps; });
+  const bool all_busy =
+      std::all_of(pts.begin(), pts.end(), [](const point& p) { return p.has_busy; });
   if (!all_busy) {
     std::string v = fmt::format("fastest: {} at {}", name(fastest->c), rate(fastest->sps));
     // A jpeg pipeline: how far the best case is from the worst, and where a sample's time goes.
@@ -698,16 +706,17 @@ std::string verdict(const result::scenario_result& s) {
     return v;
   }
 
-  const auto idlest = std::min_element(pts.begin(), pts.end(),
-                                       [](const point& a, const point& b) { return a.busy < b.busy; });
+  const auto idlest = std::min_element(
+      pts.begin(), pts.end(), [](const point& a, const point& b) { return a.busy < b.busy; });
   const auto busiest = std::max_element(pts.begin(), pts.end(), [](const point& a, const point& b) {
     return a.busy < b.busy || (a.busy == b.busy && a.sps < b.sps);
   });
   constexpr double busy_enough = 0.9;
   if (idlest->busy >= busy_enough)
-    return fmt::format("compute-bound: the device was busy at least {} of the time in every case; "
-                       "fastest: {} at {}",
-                       pct(idlest->busy), name(fastest->c), rate(fastest->sps));
+    return fmt::format(
+        "compute-bound: the device was busy at least {} of the time in every case; "
+        "fastest: {} at {}",
+        pct(idlest->busy), name(fastest->c), rate(fastest->sps));
   if (pts.size() == 1)
     return fmt::format("data-bound: the device waited {} of the time ({})", pct(1 - idlest->busy),
                        rate(idlest->sps));
@@ -716,6 +725,8 @@ std::string verdict(const result::scenario_result& s) {
                      rate(busiest->sps));
 }
 
-std::unique_ptr<measure::engine> make_engine() { return std::make_unique<loader_engine>(); }
+std::unique_ptr<measure::engine> make_engine() {
+  return std::make_unique<loader_engine>();
+}
 
 }  // namespace pinbench::kinds::loader

@@ -1,4 +1,5 @@
-// Kind `loader` (a DataLoader feeding the device): its params and their rules, its engine, table columns and charts.
+// Kind `loader` (a DataLoader feeding the device): its params and their rules, its engine, table
+// columns and charts.
 #include "kinds/loader/loader_kind.hpp"
 
 #include "core/units.hpp"
@@ -56,8 +57,7 @@ kind_spec describe() {
               output_choice.spec("jpeg: float32 = ToTensor + Normalize (ImageNet mean/std), CHW; "
                                  "uint8 = the 8-bit pixels, CHW"),
               bounded("dataset.max_pixels", param_type::integer, image::default_max_pixels, 1,
-                      false,
-                      static_cast<double>(image::max_pixels_limit),
+                      false, static_cast<double>(image::max_pixels_limit),
                       "jpeg: an image whose header declares more pixels (width x height) is "
                       "refused before it is decoded; a worker's RGB buffer takes 3 bytes per "
                       "pixel (count; at most 2^28)"),
@@ -120,13 +120,18 @@ kind_spec describe() {
           },
       .parse_case = parse_params,
       .make_engine = make_engine,
-      .headlines = {{"samples_per_s", false}, {"gpu_busy", false},      {"data_wait", false},
-                     {"copy_call_time", false}, {"h2d_time", false},     {"pin_time", false},
-                     {"peak_pinned_bytes", false}, {"decode_time", false},
-                     {"augment_time", false}},
+      .headlines = {{"samples_per_s", false},
+                    {"gpu_busy", false},
+                    {"data_wait", false},
+                    {"copy_call_time", false},
+                    {"h2d_time", false},
+                    {"pin_time", false},
+                    {"peak_pinned_bytes", false},
+                    {"decode_time", false},
+                    {"augment_time", false}},
       .figures = [](const result::scenario_result& s, const std::string& id_prefix) {
-        return chart::sweep_charts(s, id_prefix,
-                                   {{"samples-per-s", "samples_per_s", ""}, {"gpu-busy", "gpu_busy", ""}});
+        return chart::sweep_charts(
+            s, id_prefix, {{"samples-per-s", "samples_per_s", ""}, {"gpu-busy", "gpu_busy", ""}});
       }};
 }
 

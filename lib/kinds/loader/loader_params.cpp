@@ -81,7 +81,8 @@ loader_params read(const nlohmann::json& p, const std::string& source) {
   l.spec.timeout_ns = p.at("timeout").get<std::int64_t>();
   l.mode = pin_mode_choice.parse(p, source);
   l.ring_slots = p.at("ring_slots").get<std::size_t>();
-  if (l.ring_slots == 0) l.ring_slots = l.spec.num_workers > 0 ? pinbench::loader::max_outstanding(l.spec) + 1 : 2;
+  if (l.ring_slots == 0)
+    l.ring_slots = l.spec.num_workers > 0 ? pinbench::loader::max_outstanding(l.spec) + 1 : 2;
   l.pinned_limit = p.at("pinned_limit").get<std::size_t>();
   l.non_blocking = p.at(param::non_blocking).get<bool>();
   l.epochs = p.at(param::epochs).get<std::uint64_t>();
@@ -107,8 +108,8 @@ std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& p
     l.dataset.jpeg.folder = measure::cached_input<image::image_list>(
         fmt::format("image folder\n{}\n{}", dir, limit),
         [&] { return image::scan_image_folder(dir, limit, source, "params.dataset.dir"); });
-    l.dataset.samples = std::min<std::uint64_t>(l.dataset.samples,
-                                                l.dataset.jpeg.folder->files.size());
+    l.dataset.samples =
+        std::min<std::uint64_t>(l.dataset.samples, l.dataset.jpeg.folder->files.size());
   }
   return std::make_shared<const loader_params>(std::move(l));
 }

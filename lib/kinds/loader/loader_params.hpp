@@ -18,9 +18,8 @@ namespace pinbench::kinds::loader {
 
 /// Where samples come from.
 using source_kind = pinbench::loader::dataset_spec::source_kind;
-inline constexpr named<source_kind> source_kinds[] = {{"memory", source_kind::memory},
-                                                      {"file", source_kind::file},
-                                                      {"jpeg", source_kind::jpeg}};
+inline constexpr named<source_kind> source_kinds[] = {
+    {"memory", source_kind::memory}, {"file", source_kind::file}, {"jpeg", source_kind::jpeg}};
 inline constexpr choice<source_kind> source_choice{"dataset.source", source_kinds,
                                                    source_kind::memory};
 
@@ -77,7 +76,7 @@ struct loader_params final : measure::case_params {
   std::size_t pinned_limit = 0;
   bool non_blocking = true;
   std::uint64_t epochs = 1;
-  std::uint64_t batches = 0;   // 0 = all
+  std::uint64_t batches = 0;  // 0 = all
   std::int64_t compute_ns = 0;
   bool verify = true;
 };
@@ -85,7 +84,7 @@ struct loader_params final : measure::case_params {
 /// The case's params (complete and normalised) as loader_params (spec.seed left 0: the run's
 /// seed is the engine's); throws input_error naming `source` and the param for a combination
 /// that cannot run.
-[[nodiscard]] std::shared_ptr<const measure::case_params> parse_params(
-    const nlohmann::json& params, const std::string& source);
+[[nodiscard]] std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& params,
+                                                                       const std::string& source);
 
 }  // namespace pinbench::kinds::loader

@@ -37,11 +37,15 @@ constexpr int max_void_samples_in_a_row = 3;
 
 host_kind host_kind_for(host_memory memory) {
   switch (memory) {
-    case host_memory::pinned: return host_kind::pinned;
-    case host_memory::pinned_wc: return host_kind::pinned_wc;
-    case host_memory::registered: return host_kind::registered;
+    case host_memory::pinned:
+      return host_kind::pinned;
+    case host_memory::pinned_wc:
+      return host_kind::pinned_wc;
+    case host_memory::registered:
+      return host_kind::registered;
     case host_memory::pageable:
-    case host_memory::pin_on_the_fly: break;  // pin_on_the_fly's user-side buffer is pageable
+    case host_memory::pin_on_the_fly:
+      break;  // pin_on_the_fly's user-side buffer is pageable
   }
   return host_kind::pageable;
 }
@@ -293,7 +297,8 @@ class transfer_run {
     l.end = dev_.create_event();
     if (p_.pin_on_the_fly()) {
       for (int i = 0; i < 2; ++i)
-        l.slots.push_back({dev_.alloc_host(p_.bytes, host_kind::pinned), dev_.create_event(), false});
+        l.slots.push_back(
+            {dev_.alloc_host(p_.bytes, host_kind::pinned), dev_.create_event(), false});
     }
     fill_pattern(l.host->data(), p_.bytes, 1);
     lanes_.push_back(std::move(l));
@@ -486,8 +491,8 @@ class transfer_engine final : public measure::engine {
            }
            return gbps;
          },
-         .verify = p.verify ? measure::verify_fn([&] { return run.verify(ctx.seed + 7); })
-                            : nullptr});
+         .verify =
+             p.verify ? measure::verify_fn([&] { return run.verify(ctx.seed + 7); }) : nullptr});
 
     // link_fraction: every bandwidth sample over the ceiling, one for one.
     if (host_memcpy) {
@@ -506,16 +511,16 @@ class transfer_engine final : public measure::engine {
     r.extra["bytes_per_copy"] = p.bytes;
     r.extra["copies_per_sample"] = p.copies;
     r.extra["numa"] = numa_json(numa.record());
-    const std::string batch = p.copies == 1 ? std::string("one copy")
-                                            : fmt::format("a batch of {} copies", p.copies);
+    const std::string batch =
+        p.copies == 1 ? std::string("one copy") : fmt::format("a batch of {} copies", p.copies);
     const int chunks = (p.copies + run.chunk_copies() - 1) / run.chunk_copies();
     if (p.blocking())
       r.extra["timing"] = fmt::format("host clock: the time the caller is held, over {}", batch);
     else if (run.use_gate())
-      r.extra["timing"] = chunks == 1
-          ? fmt::format("device events around {} queued behind a gate", batch)
-          : fmt::format("device events around {}, in {} gated chunks of at most {}", batch,
-                        chunks, run.chunk_copies());
+      r.extra["timing"] =
+          chunks == 1 ? fmt::format("device events around {} queued behind a gate", batch)
+                      : fmt::format("device events around {}, in {} gated chunks of at most {}",
+                                    batch, chunks, run.chunk_copies());
     else
       r.extra["timing"] = fmt::format("device events around {}", batch);
     if (run.use_gate()) r.extra["gated_chunks"] = chunks;
@@ -536,6 +541,8 @@ class transfer_engine final : public measure::engine {
 
 }  // namespace
 
-std::unique_ptr<measure::engine> make_engine() { return std::make_unique<transfer_engine>(); }
+std::unique_ptr<measure::engine> make_engine() {
+  return std::make_unique<transfer_engine>();
+}
 
 }  // namespace pinbench::kinds::transfer

@@ -1,4 +1,5 @@
-// Kind `transfer`: host<->device copies by memory kind, mode, size, with optional overlapping compute.
+// Kind `transfer`: host<->device copies by memory kind, mode, size, with optional overlapping
+// compute.
 #pragma once
 
 #include <memory>

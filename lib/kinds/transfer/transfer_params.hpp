@@ -62,7 +62,7 @@ struct transfer_params final : measure::case_params {
 
 /// The case's params (complete and normalised) as transfer_params; throws input_error naming
 /// `source` and the param for a combination that cannot run.
-[[nodiscard]] std::shared_ptr<const measure::case_params> parse_params(
-    const nlohmann::json& params, const std::string& source);
+[[nodiscard]] std::shared_ptr<const measure::case_params> parse_params(const nlohmann::json& params,
+                                                                       const std::string& source);
 
 }  // namespace pinbench::kinds::transfer

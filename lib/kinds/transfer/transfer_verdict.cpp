@@ -22,13 +22,15 @@ constexpr double clear_gap = 0.2;
 
 struct point {
   const result::case_result* c = nullptr;
-  std::optional<host_memory> memory;  ///< none: the result names no known memory
+  std::optional<host_memory> memory;          ///< none: the result names no known memory
   std::map<std::string, std::string> others;  ///< every param but memory
   double bandwidth = 0;
   double bytes = 0;  ///< per copy
 };
 
-std::string pct(double fraction) { return fmt::format("{:.0f}%", fraction * 100); }
+std::string pct(double fraction) {
+  return fmt::format("{:.0f}%", fraction * 100);
+}
 
 // "32 MiB h2d", from the params the group shares.
 std::string what(const point& p) {
@@ -44,8 +46,7 @@ std::optional<std::pair<const point*, const point*>> pair_with(const std::vector
                                                                const char* metric) {
   std::optional<std::pair<const point*, const point*>> best;
   for (const auto& pinned : pts) {
-    if (pinned.memory != host_memory::pinned || !result::finite_median(*pinned.c, metric))
-      continue;
+    if (pinned.memory != host_memory::pinned || !result::finite_median(*pinned.c, metric)) continue;
     for (const auto& q : pts) {
       if (q.memory != other || q.others != pinned.others || !result::finite_median(*q.c, metric))
         continue;
@@ -61,11 +62,11 @@ std::string caller_held(const point& pinned, const point& pageable) {
     return copy > 0 ? *result::finite_median(*p.c, "host_call_time") / copy : 0.0;
   };
   const double a = held(pinned), b = held(pageable);
-  return fmt::format("non_blocking {}: the caller is held {} of a pinned copy, {} of a pageable "
-                     "one: {}",
-                     what(pinned), pct(a), pct(b),
-                     b - a >= clear_gap ? "only pinned memory leaves the host free"
-                                        : "no clear difference here");
+  return fmt::format(
+      "non_blocking {}: the caller is held {} of a pinned copy, {} of a pageable "
+      "one: {}",
+      what(pinned), pct(a), pct(b),
+      b - a >= clear_gap ? "only pinned memory leaves the host free" : "no clear difference here");
 }
 
 std::string overlap(const point& pinned, const point& pageable) {
@@ -131,9 +132,9 @@ std::string verdict(const result::scenario_result& s, device::platform_kind kind
   if (const auto otf = pair_with(pts, host_memory::pin_on_the_fly, "bandwidth"))
     parts.push_back(on_the_fly(*otf->first, *otf->second));
   if (parts.empty()) {
-    const auto fastest = std::max_element(pts.begin(), pts.end(), [](const point& a, const point& b) {
-      return a.bandwidth < b.bandwidth;
-    });
+    const auto fastest =
+        std::max_element(pts.begin(), pts.end(),
+                         [](const point& a, const point& b) { return a.bandwidth < b.bandwidth; });
     parts.push_back(fmt::format("fastest: {} at {:.2f} GB/s",
                                 fastest->c->id.empty() ? std::string("default") : fastest->c->id,
                                 fastest->bandwidth));
