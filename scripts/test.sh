@@ -5,7 +5,8 @@
 #   asan   the suite under AddressSanitizer + UBSan (scripts/sanitize.sh asan: clang, build-asan/,
 #          which also holds the libFuzzer targets)
 #   fuzz   each fuzz target for PINBENCH_FUZZ_SECONDS (scripts/fuzz.sh, build-asan/)
-#   lint   clang-tidy on lib/ and app/ (scripts/lint.sh, .clang-tidy; build-asan/'s commands)
+#   lint   clang-format over every C++ file, then clang-tidy on lib/ and app/ (scripts/lint.sh,
+#          .clang-format, .clang-tidy; build-asan/'s commands)
 #   tsan   under ThreadSanitizer, the tests that the suite saw start a thread (all of them when
 #          the suite stage did not run in this call) (scripts/sanitize.sh tsan, build-tsan/)
 # Tests that need a GPU are reported as skipped when no CUDA device is usable. Builds go through
@@ -34,10 +35,10 @@ status=0
 ran() { summary+=("$(printf '%-6s %-10s %s' "$1:" "$2" "($(elapsed "$3"))")"); }
 
 # Every package any stage needs, once, before the first stage: clang and its sanitizer and
-# fuzzer runtimes (asan, fuzz), clang-tidy (lint), python3 (tsan's test selection, script tests),
+# fuzzer runtimes (asan, fuzz), clang-tidy and clang-format (lint), python3 (tsan's test selection, script tests),
 # chromium (the suite renders the report and compare pages in it: scripts/check-report.sh).
 PINBENCH_SETUP_ONLY_PACKAGES=1 \
-  PINBENCH_EXTRA_PACKAGES="clang libclang-rt-14-dev clang-tidy python3 chromium" \
+  PINBENCH_EXTRA_PACKAGES="clang libclang-rt-14-dev clang-tidy clang-format python3 chromium" \
   "$root/scripts/setup.sh"
 ccache_counts() {  # "hits misses" so far, from ccache's statistics
   command -v ccache >/dev/null 2>&1 || { echo "0 0"; return; }

@@ -1,4 +1,5 @@
-/* libpinbench_mpi.so: pinbench's collectives on the MPI library of the launch (see pinbench_mpi.h). */
+/* libpinbench_mpi.so: pinbench's collectives on the MPI library of the launch (see pinbench_mpi.h).
+ */
 #define _POSIX_C_SOURCE 200809L
 
 #include "pinbench_mpi.h"
@@ -11,7 +12,9 @@
 
 static char last_error_text[512];
 
-static const char* last_error(void) { return last_error_text; }
+static const char* last_error(void) {
+  return last_error_text;
+}
 
 static void set_error(const char* format, ...) {
   va_list args;
@@ -23,7 +26,8 @@ static void set_error(const char* format, ...) {
 static int failed(int code, const char* what) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
-  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) snprintf(text, sizeof text, "code %d", code);
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    snprintf(text, sizeof text, "code %d", code);
   set_error("%s failed: %s", what, text);
   return PINBENCH_MPI_FAILED;
 }
@@ -36,10 +40,14 @@ static double now_s(void) {
 
 static MPI_Datatype datatype(int type) {
   switch (type) {
-    case PINBENCH_MPI_F32: return MPI_FLOAT;
-    case PINBENCH_MPI_F64: return MPI_DOUBLE;
-    case PINBENCH_MPI_I32: return MPI_INT32_T;
-    default: return MPI_BYTE;
+    case PINBENCH_MPI_F32:
+      return MPI_FLOAT;
+    case PINBENCH_MPI_F64:
+      return MPI_DOUBLE;
+    case PINBENCH_MPI_I32:
+      return MPI_INT32_T;
+    default:
+      return MPI_BYTE;
   }
 }
 
@@ -95,8 +103,8 @@ static int barrier(double timeout_s) {
   return wait_for(&request, 1, timeout_s, "MPI_Ibarrier");
 }
 
-static int allgatherv(const void* send, int count, void* recv, const int* counts,
-                      const int* displs, int type, double timeout_s) {
+static int allgatherv(const void* send, int count, void* recv, const int* counts, const int* displs,
+                      int type, double timeout_s) {
   MPI_Request request;
   MPI_Datatype t = datatype(type);
   int rc = MPI_Iallgatherv(send, count, t, recv, counts, displs, t, MPI_COMM_WORLD, &request);
@@ -136,8 +144,7 @@ static int bcast(void* data, int count, int type, int root, double timeout_s) {
   return wait_for(&request, 1, timeout_s, "MPI_Ibcast");
 }
 
-static int sendrecv(const void* send, void* recv, int count, int type, int peer,
-                    double timeout_s) {
+static int sendrecv(const void* send, void* recv, int count, int type, int peer, double timeout_s) {
   enum { tag = 7001 };
   MPI_Request requests[2];
   MPI_Datatype t = datatype(type);
@@ -148,7 +155,9 @@ static int sendrecv(const void* send, void* recv, int count, int type, int peer,
   return wait_for(requests, 2, timeout_s, "MPI_Isend/MPI_Irecv");
 }
 
-static void abort_all(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
+static void abort_all(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+}
 
 static int finalize(void) {
   int finalized = 0;
@@ -159,8 +168,8 @@ static int finalize(void) {
 }
 
 static const struct pinbench_mpi_api api = {
-    PINBENCH_MPI_API_VERSION, init,     barrier,   allgatherv, allgather, allreduce_sum,
-    reduce_scatter_block_sum, bcast,    sendrecv,  abort_all,  finalize,  last_error};
+    PINBENCH_MPI_API_VERSION, init,  barrier,  allgatherv, allgather, allreduce_sum,
+    reduce_scatter_block_sum, bcast, sendrecv, abort_all,  finalize,  last_error};
 
 __attribute__((visibility("default"))) const struct pinbench_mpi_api* pinbench_mpi_get_api(
     int version) {
