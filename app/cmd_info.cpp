@@ -74,14 +74,16 @@ void print_telemetry(const device::telemetry::reading& t) {
 int info(const info_args& a) {
   nlohmann::json out;
   const auto cuda = device::cuda_availability();
-  out["backends"] = {{"host", {{"usable", true}}},
-                     {"cuda", {{"usable", cuda.usable}, {"reason", cuda.reason}}}};
+  const std::string host_name(device::to_string(device::platform_kind::host));
+  const std::string cuda_name(device::to_string(device::platform_kind::cuda));
+  out["backends"] = {{host_name, {{"usable", true}}},
+                     {cuda_name, {{"usable", cuda.usable}, {"reason", cuda.reason}}}};
   if (cuda.usable) {
     try {
       out["device"] = run::device_json(
           device::open_platform(device::backend_choice::cuda).open_home()->describe());
     } catch (const std::exception& e) {
-      out["backends"]["cuda"] = {{"usable", false}, {"reason", e.what()}};
+      out["backends"][cuda_name] = {{"usable", false}, {"reason", e.what()}};
     }
   }
   out["host"] = read_host_info();
@@ -124,8 +126,10 @@ int info(const info_args& a) {
     return 0;
   }
   std::printf("backends\n");
-  std::printf("  host   usable (emulated device: no GPU figures)\n");
-  std::printf("  cuda   %s\n", cuda.usable ? "usable" : ("not usable: " + cuda.reason).c_str());
+  std::printf("  %-6s usable (emulated device: no GPU figures)\n",
+              std::string(device::to_string(device::platform_kind::host)).c_str());
+  std::printf("  %-6s %s\n", std::string(device::to_string(device::platform_kind::cuda)).c_str(),
+              cuda.usable ? "usable" : ("not usable: " + cuda.reason).c_str());
   std::printf("collectives\n");
   std::printf("  nccl   %s\n", nccl.usable
                                    ? fmt::format("{} ({})", nccl.version, nccl.library).c_str()

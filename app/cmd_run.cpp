@@ -10,6 +10,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/text.hpp"
 #include "device/numa.hpp"
 #include "device/platform.hpp"
 #include "dist/communicator.hpp"
@@ -84,7 +85,9 @@ int run_here(const CLI::App& cli, const run_args& a, const dist::launch_info& la
   // One GPU per process of a node: under a launch the local rank picks it.
   const auto choice = device::parse_backend_choice(a.backend);
   if (!choice)
-    throw input_error({}, "--backend", "expected auto, cuda or host, got \"" + a.backend + "\"");
+    throw input_error(
+        {}, "--backend",
+        "expected " + quoted_list(device::backend_choice_names()) + ", got \"" + a.backend + "\"");
   const auto platform =
       device::open_platform(*choice, device::parse_host_options(a.host_capacity, a.host_faults),
                             launched ? launch.local_rank : -1);
@@ -95,7 +98,11 @@ int run_here(const CLI::App& cli, const run_args& a, const dist::launch_info& la
   x.launch = launch;
   x.first_meeting = first_meeting(a);
   x.platform_settings = {platform.name(), a.host_faults, a.host_capacity};
-  const std::string fingerprint = plan.fingerprint(x.platform_settings);
+  // What a round must measure alike besides the plan and the platform: how its cases are
+  // watched and placed.
+  nlohmann::json round_settings = x.platform_settings;
+  round_settings.push_back({a.telemetry_device, a.numa, a.discard_on_throttle});
+  const std::string fingerprint = plan.fingerprint(round_settings);
   check_round_plan(a, fingerprint);
   x.measuring.command_line = command_line();
   x.measuring.want_snapshots = !a.snapshot.empty();

@@ -16,6 +16,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/text.hpp"
 #include "core/units.hpp"
 #include "device/platform.hpp"
 #include "report/report.hpp"
@@ -133,7 +134,9 @@ int tune_with(const common_args& a, const std::vector<named_file>& inputs, Tune&
   }
   const auto choice = device::parse_backend_choice(a.backend);
   if (!choice)
-    throw input_error({}, "--backend", "expected auto, cuda or host, got \"" + a.backend + "\"");
+    throw input_error(
+        {}, "--backend",
+        "expected " + quoted_list(device::backend_choice_names()) + ", got \"" + a.backend + "\"");
   const auto platform =
       device::open_platform(*choice, device::parse_host_options(a.host_capacity, {}), -1);
   const tune::session s(platform, a.seed, budget, a.quiet, command_line());

@@ -51,8 +51,11 @@ std::vector<std::string> round_run_args(const CLI::App& run, std::string_view ba
     if (std::find(options_rounds_set_themselves.begin(), options_rounds_set_themselves.end(),
                   name) != options_rounds_set_themselves.end())
       continue;
-    if (o->get_expected_min() == 0) {  // a flag: given, not valued
-      out.push_back(name);
+    if (o->get_expected_min() == 0) {
+      // A flag, as given: a value typed with it ("--discard-on-throttle=false") goes along, or
+      // the bare flag would turn it on.
+      for (const auto& value : o->results())
+        out.push_back(value.empty() ? name : name + "=" + value);
       continue;
     }
     for (const auto& value : o->results()) {

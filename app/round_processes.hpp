@@ -24,10 +24,9 @@ namespace pinbench::app {
 extern const std::array<std::string_view, 9> options_rounds_set_themselves;
 
 /// The arguments of `pinbench run` for one round's process, from `run`, the subcommand as this
-/// process parsed it: every option given here except those the rounds are given by
-/// run_rounds_in_processes (round, output, snapshot) or that only concern this process (format,
-/// quiet), with `backend` as resolved here (so that every round measures the same device). An
-/// option added to `run` reaches the rounds without a line here.
+/// process parsed it: every option given here, as typed (a flag with its value), except
+/// options_rounds_set_themselves, with `backend` as resolved here (so that every round measures
+/// the same device). An option added to `run` reaches the rounds without a line here.
 [[nodiscard]] std::vector<std::string> round_run_args(const CLI::App& run,
                                                       std::string_view backend);
 

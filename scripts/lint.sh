@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# First the layout: every C++ file git tracks (lib/, app/, tests/, fuzz/, cmake/) formatted as
+# First the layout: every C and C++ file git tracks (lib/, app/, tests/, fuzz/, cmake/) laid out as
 # .clang-format says (clang-format --dry-run -Werror; `scripts/lint.sh --fix-format` rewrites
 # them). Then clang-tidy over lib/ and app/ with the checks of .clang-tidy (bug finders, performance traps, a
 # few modernize checks); any finding is an error. It reads the compile commands of the asan tree
@@ -31,7 +31,7 @@ PINBENCH_SETUP_ONLY_PACKAGES=1 \
 # lay the same code out differently.
 format=$(command -v clang-format-14 || command -v clang-format || true)
 [ -n "$format" ] || { echo "lint: clang-format not found (Debian: clang-format)" >&2; exit 1; }
-mapfile -t sources < <(git -C "$root" ls-files '*.cpp' '*.hpp' '*.cu' '*.h' | grep -v '^tests/data/')
+mapfile -t sources < <(git -C "$root" ls-files '*.cpp' '*.hpp' '*.cu' '*.h' '*.c' | grep -v '^tests/data/')
 if [ "$fix_format" = 1 ]; then
   (cd "$root" && "$format" -i --style=file "${sources[@]}")
   echo "lint: ${#sources[@]} files formatted" >&2
@@ -39,7 +39,7 @@ else
   format_log=$(mktemp)
   if ! (cd "$root" && "$format" --dry-run -Werror --style=file "${sources[@]}") 2>"$format_log"; then
     # Each file once, with the first line that differs.
-    grep -E ': error: ' "$format_log" | sort -t: -k1,1 -u | cut -d: -f1,2 | head -20 >&2
+    grep -E ': error: ' "$format_log" | sort -t: -k1,1 -u | cut -d: -f1,2 | sed -n '1,20p' >&2 || true
     rm -f "$format_log"
     echo "lint: FAILED: the files above are not laid out as .clang-format says" \
          "(scripts/lint.sh --fix-format rewrites them)" >&2

@@ -1,9 +1,8 @@
 // The Markdown writer of a document; see document.hpp. Every text from the inputs goes through
 // core/text.hpp's escaping, the one home of it.
+#include <algorithm>
 #include <string>
 #include <string_view>
-
-#include <fmt/format.h>
 
 #include "core/text.hpp"
 #include "document/document.hpp"

@@ -43,17 +43,13 @@ bool constant(const std::vector<double>& v) {
   return std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); });
 }
 
-std::string backend_of(const result::run_result& r) {
-  return r.backend_name();
-}
-
 std::string device_field(const result::run_result& r, const char* key) {
   return r.environment_text({"device", key});
 }
 
 endpoint describe(const result::run_result& r, const std::string& label) {
   endpoint e{label,
-             backend_of(r),
+             r.backend_name(),
              device_field(r, "name"),
              device_field(r, "uuid"),
              r.created,
@@ -434,7 +430,7 @@ std::string comparison::outcome_line() const {
 std::string environment_mismatch(const result::run_result& base,
                                  const result::run_result& current) {
   std::vector<std::string> why;
-  const auto bb = backend_of(base), cb = backend_of(current);
+  const auto bb = base.backend_name(), cb = current.backend_name();
   if (!bb.empty() && !cb.empty() && bb != cb)
     why.push_back(fmt::format("backend \"{}\" vs \"{}\"", bb, cb));
   const auto bu = device_field(base, "uuid"), cu = device_field(current, "uuid");

@@ -46,7 +46,8 @@ document::section scenario_section(const comparison& c, std::size_t first, std::
     std::vector<document::cell> cells;
     for (auto& text : detail::row_cells(row)) cells.emplace_back(std::move(text));
     cells.front().code = true;
-    cells.back().mark = verdict_tone(row.result);
+    // A row the gate does not judge is information, whatever its verdict.
+    cells.back().mark = row.gated ? verdict_tone(row.result) : tone::plain;
     t.rows.push_back(std::move(cells));
     if (detail::needs_attention(row))
       reasons.items.push_back({std::string(to_string(row.result)),

@@ -31,13 +31,13 @@ namespace pinbench::gate {
 /// unpaired cases, counts and the exit code. Non-finite numbers are null.
 [[nodiscard]] nlohmann::ordered_json to_json(const comparison& c);
 
-/// GitHub-flavoured Markdown: the outcome first, the rows that need attention with their
-/// reasons, unpaired cases, then every row in a collapsed <details> block.
+/// comparison_document as GitHub-flavoured Markdown (a scenario with nothing that needs
+/// attention folded in a <details> block).
 [[nodiscard]] std::string to_markdown(const comparison& c);
 
-/// JUnit XML: one testsuite per scenario, one testcase per gated metric (and per failed or
-/// vanished gated case). Regressions and failed cases are <failure>s; inconclusive rows are
-/// <skipped>, or <failure>s under fail_on::inconclusive; the rest pass.
+/// comparison_tests as JUnit XML: one testsuite per scenario, one testcase per gated metric (and
+/// per failed or vanished gated case). Regressions and failed cases are <failure>s; inconclusive
+/// rows are <skipped>, or <failure>s under fail_on::inconclusive; the rest pass.
 [[nodiscard]] std::string to_junit(const comparison& c);
 
 /// One self-contained HTML page (no script, nothing from the network: the report's

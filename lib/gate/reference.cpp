@@ -265,7 +265,10 @@ reference_file parse_references(const ojson& doc, const std::string& path) {
     rs.select.host = in.text(*select, where + ".select", "host", false);
     if (!rs.select.backend.empty() && !device::parse_platform_kind(rs.select.backend))
       in.fail(where + ".select.backend",
-              "expected \"cuda\" or \"host\", got \"" + rs.select.backend + "\"");
+              "expected " +
+                  quoted_list({std::string(device::to_string(device::platform_kind::cuda)),
+                               std::string(device::to_string(device::platform_kind::host))}) +
+                  ", got \"" + rs.select.backend + "\"");
     rs.name = in.text(sys, where, "name", false);
     if (rs.name.empty()) rs.name = selector_text(rs.select);
     const auto refs = sys.find("references");

@@ -143,14 +143,11 @@ struct init_options {
     const std::function<std::vector<std::string>(const result::scenario_result&)>& headlines,
     std::size_t& left_out);
 
-/// The writers: a terminal table (per scenario one row per check, the reasons beneath, then
-/// what did not run and the outcome), JSON (pinbench.check/1), GitHub Markdown (the outcome
-/// and what needs attention first, every check in a collapsed block) and JUnit XML (one test
-/// case per check: outside and failed are failures, missing ones skipped, or failures when
-/// strict).
 /// The check as a document (its outcome in the title, the result and references applied, per
 /// scenario its figures against their bounds with the reasons of those outside, what was not
-/// run, the counts) and as JUnit tests; the writers below render them.
+/// run, the counts) and as JUnit tests (one test case per check: outside and failed are
+/// failures, missing ones skipped, or failures when strict); to_table, to_markdown and
+/// to_junit render them, to_json writes pinbench.check/1.
 [[nodiscard]] document::document check_document(const reference_report& rep);
 [[nodiscard]] document::test_report check_tests(const reference_report& rep);
 [[nodiscard]] std::string to_table(const reference_report& rep, bool color = false);

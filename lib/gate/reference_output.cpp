@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include "core/text.hpp"
 #include "core/units.hpp"
 #include "document/document.hpp"
 #include "gate/reference.hpp"

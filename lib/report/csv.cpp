@@ -58,7 +58,7 @@ std::string to_csv(const result::run_result& r) {
 
   std::string out;
   append_row(out, header);
-  const auto backend = detail::backend_name(r);
+  const auto backend = r.backend_name();
   for (std::size_t si = 0; si < r.scenarios.size(); ++si) {
     const auto& s = r.scenarios[si];
     for (std::size_t ci = 0; ci < s.cases.size(); ++ci) {

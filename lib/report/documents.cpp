@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "core/text.hpp"
 #include "document/document.hpp"
 #include "report/fleet.hpp"
 #include "report/layout.hpp"

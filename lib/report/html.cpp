@@ -115,7 +115,7 @@ std::string environment_section(const result::run_result& r) {
   };
   row("pinbench", r.tool_version + (r.tool_git.empty() ? "" : " (" + r.tool_git + ")"));
   row("created", r.created);
-  row("backend", detail::backend_name(r));
+  row("backend", r.backend_name());
   if (r.environment.is_object()) env_rows(r.environment, {}, out);
   row("seed", std::to_string(r.seed));
   if (r.overrides.is_object() && !r.overrides.empty()) {

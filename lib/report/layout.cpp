@@ -120,15 +120,11 @@ grid scenario_grid(const result::scenario_result& s, std::size_t message_limit) 
   return g;
 }
 
-std::string backend_name(const result::run_result& r) {
-  return r.backend_name();
-}
-
 std::string header_line(const result::run_result& r) {
   std::vector<std::string> parts;
   parts.push_back("pinbench " + (r.tool_version.empty() ? std::string(version) : r.tool_version));
   const auto& env = r.environment;
-  const auto backend = backend_name(r);
+  const auto backend = r.backend_name();
   const auto device = text_at(env, {"device", "name"});
   if (r.emulated()) {
     // The device name only repeats the CPU model, which follows anyway.
@@ -320,7 +316,7 @@ std::string footer_line(const result::run_result& r) {
   } else if (r.ranks.is_array() && !r.ranks.empty()) {
     out += fmt::format("; {} ranks", r.ranks.size());
   }
-  const auto backend = backend_name(r);
+  const auto backend = r.backend_name();
   if (!backend.empty()) out += "; backend: " + backend;
   if (r.emulated()) out += " \u2014 host-emulated figures, not GPU figures";
   return out;

@@ -1,5 +1,5 @@
-// What the terminal table and the Markdown report share: which columns a scenario shows and
-// how each cell reads. Internal to report/.
+// What a result's document (documents.cpp) and the HTML page share: which columns a scenario
+// shows and how each cell reads. Internal to report/.
 #pragma once
 
 #include <cstddef>
@@ -22,7 +22,7 @@ struct column {
   align alignment = align::left;
 };
 
-/// One scenario as a grid of text cells, before it is drawn as text or Markdown.
+/// One scenario as a grid of text cells, before it becomes a document's table or HTML.
 struct grid {
   std::vector<column> columns;
   std::vector<std::vector<std::string>> rows;  ///< one per case; the status cell is last
@@ -61,8 +61,5 @@ struct grid {
 
 /// "N cases, M failed, K interrupted; backend: host — host-emulated figures, not GPU figures".
 [[nodiscard]] std::string footer_line(const result::run_result& r);
-
-/// The backend name: run_result::backend, else environment.backend.
-[[nodiscard]] std::string backend_name(const result::run_result& r);
 
 }  // namespace pinbench::report::detail

@@ -70,23 +70,33 @@ class tune_reader {
                         "expected the index of one of the " + std::to_string(count) + " trials");
     out = j[key].get<std::size_t>();
   }
-  // One of a table's names, as its value.
+  // "a, b, c": a table's names, for a message.
+  template <class E, std::size_t N>
+  static std::string names_of(const named_value<E> (&table)[N]) {
+    std::string out;
+    for (const auto& n : table)
+      if (!n.name.empty()) out += (out.empty() ? "" : ", ") + std::string(n.name);
+    return out;
+  }
+  // One of a table's names, as its value; `required`: absent is refused too (what a block
+  // means depends on it).
   template <class E, std::size_t N>
   void named(const ojson& j, const std::string& path, const char* key, E& out,
-             const named_value<E> (&table)[N]) const {
+             const named_value<E> (&table)[N], bool required = false) const {
     std::string text;
     get(j, path, key, text, "a string");
-    if (!j.contains(key) || j[key].is_null()) return;
+    if (!j.contains(key) || j[key].is_null()) {
+      if (required)
+        throw input_error(source_, path + "." + key, "missing; expected " + names_of(table));
+      return;
+    }
     for (const auto& n : table)
       if (n.name == text) {
         out = n.value;
         return;
       }
-    std::string expected;
-    for (const auto& n : table)
-      if (!n.name.empty()) expected += (expected.empty() ? "" : ", ") + std::string(n.name);
     throw input_error(source_, path + "." + key,
-                      "expected one of " + expected + ", got \"" + text + "\"");
+                      "expected one of " + names_of(table) + ", got \"" + text + "\"");
   }
   void object(const ojson& j, const std::string& path) const {
     if (!j.is_object()) throw input_error(source_, path, "expected an object");
@@ -144,7 +154,7 @@ tune_block tune_from_json(const ojson& j, const std::string& source) {
   const tune_reader r(source);
   r.object(j, "tune");
   tune_block t;
-  r.named(j, "tune", "question", t.question, question_names);
+  r.named(j, "tune", "question", t.question, question_names, true);
   r.get(j, "tune", "answer", t.answer, "a string");
   r.get(j, "tune", "verdict", t.verdict, "a string");
   r.get(j, "tune", "self_check", t.self_check, "a string");
@@ -170,7 +180,7 @@ tune_block tune_from_json(const ojson& j, const std::string& source) {
       r.object(e, path);
       tune_trial trial;
       r.get(e, path, "label", trial.label, "a string");
-      r.named(e, path, "phase", trial.phase, phase_names);
+      r.named(e, path, "phase", trial.phase, phase_names, true);
       r.get(e, path, "scenario", trial.scenario, "a string");
       r.get(e, path, "case", trial.case_id, "a string");
       r.number(e, path, "value", trial.value);

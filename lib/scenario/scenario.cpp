@@ -66,7 +66,7 @@ std::string reconcile_samples(struct sampling& s, bool max_given) {
 
 // JSON keys as they appear in paths and messages, kept on one line.
 std::string key_text(const std::string& key) {
-  return detail::one_line(key);
+  return detail::escaped_line(key);
 }
 
 // A text that is the same for any two values that compare equal (json's operator==, which
@@ -138,7 +138,7 @@ std::string case_id_part(const json& raw) {
   } else if (const auto colon = reason.rfind(": "); colon != std::string::npos) {
     reason.erase(0, colon + 2);
   }
-  reason = detail::one_line(reason);
+  reason = detail::escaped_line(reason);
   if (reason.size() > 120) reason = reason.substr(0, 117) + "...";
   throw input_error(source, {},
                     fmt::format("line {}, column {}: JSON syntax error: {}", line, column, reason));
@@ -336,7 +336,7 @@ std::vector<resolved_override> resolve(const scenario& s,
   if (kind == nullptr) throw input_error(s.source, "kind", "unknown kind \"" + s.kind + "\"");
   std::vector<resolved_override> out;
   for (const auto& o : overrides) {
-    resolved_override r{detail::one_line("--set " + o.key + "=" + o.value), false, o.key, {}};
+    resolved_override r{detail::escaped_line("--set " + o.key + "=" + o.value), false, o.key, {}};
     const kinds::param_spec* spec = kind->find(o.key);
     if (o.key.starts_with("sampling.")) {
       r.is_sampling = true;
@@ -510,7 +510,7 @@ scenario parse_scenario(std::string_view text, const std::string& source) {
     // A number beyond a double's range ("1e400") comes as out_of_range, without a position.
     std::string reason = e.what();
     if (const auto p = reason.find("] "); p != std::string::npos) reason.erase(0, p + 2);
-    reason = detail::one_line(reason);
+    reason = detail::escaped_line(reason);
     if (reason.size() > 120) reason = reason.substr(0, 117) + "...";
     throw input_error(source, {}, "invalid JSON: " + reason);
   }
@@ -528,7 +528,7 @@ std::vector<override_spec> parse_overrides(const std::vector<std::string>& args)
   for (const auto& a : args) {
     const auto eq = a.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw input_error(detail::one_line("--set " + a), {}, "expected KEY=VALUE");
+      throw input_error(detail::escaped_line("--set " + a), {}, "expected KEY=VALUE");
     out.push_back({a.substr(0, eq), a.substr(eq + 1)});
   }
   return out;

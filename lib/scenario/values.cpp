@@ -90,7 +90,7 @@ void read_params_into(const kinds::kind_spec& kind, const nlohmann::ordered_json
                       const std::string& prefix, const std::string& source, json& out) {
   for (const auto& [key, value] : obj.items()) {
     const std::string name = prefix.empty() ? key : prefix + "." + key;
-    const std::string path = "params." + one_line(name);
+    const std::string path = "params." + escaped_line(name);
     if (const kinds::param_spec* spec = kind.find(name)) {
       auto c = check_value(*spec, value);
       if (!c.ok()) throw input_error(source, path, c.problem);
@@ -186,7 +186,7 @@ std::string shown(const json& value) {
   return text.substr(0, cut) + "...";
 }
 
-std::string one_line(std::string_view text) {
+std::string escaped_line(std::string_view text) {
   for (const char c : text) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
       const std::string quoted =

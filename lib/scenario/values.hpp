@@ -35,7 +35,7 @@ struct checked {
 [[nodiscard]] std::string shown(const nlohmann::json& value);
 
 /// Text safe for a one-line message: control characters escaped as in JSON.
-[[nodiscard]] std::string one_line(std::string_view text);
+[[nodiscard]] std::string escaped_line(std::string_view text);
 
 /// 2'000'000 -> "2ms", 1'500'000 -> "1.5ms", 500'000 -> "500us", 0 -> "0".
 [[nodiscard]] std::string format_duration_compact(std::int64_t ns);

@@ -313,11 +313,20 @@ std::string percent_change(double now, double before) {
   return fmt::format("{:+.0f}%", 100.0 * (now - before) / before);
 }
 
+// A setting's case id, as the scenario loader names a case of these params: "config=...",
+// with ",memory_fraction=..." when the program sets one.
+std::string case_id_of(const setting& x) {
+  namespace kind = kinds::allocator;
+  std::string id = std::string(kind::param::config) + "=" + x.text();
+  if (x.memory_fraction)
+    id += "," + std::string(kind::param::memory_fraction) + "=" + fraction_text(*x.memory_fraction);
+  return id;
+}
+
 // The case of the search scenario that holds one screening replay's figures.
 result::case_result search_case(const trial_run& r, const nlohmann::json& params) {
   result::case_result c;
-  c.id = "config=" + r.s.text();
-  if (r.s.memory_fraction) c.id += ",memory_fraction=" + fraction_text(*r.s.memory_fraction);
+  c.id = case_id_of(r.s);
   c.params = params;
   kinds::set_param(c.params, kinds::allocator::param::config, r.s.text());
   if (r.s.memory_fraction)
@@ -706,9 +715,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
     measured.scenarios.clear();
     for (std::size_t i = 0; i < merged.cases.size() && i < confirm.size(); ++i) {
       auto& c = merged.cases[i];
-      c.id = "config=" + confirm[i]->s.text();
-      if (confirm[i]->s.memory_fraction)
-        c.id += ",memory_fraction=" + fraction_text(*confirm[i]->s.memory_fraction);
+      c.id = case_id_of(confirm[i]->s);
       confirmed.push_back(confirm_trial(c, confirm_name, screener::label(confirm[i]->s)));
     }
     out.scenarios.push_back(std::move(merged));

@@ -432,7 +432,8 @@ TEST_CASE("run --repeat: a round's process refuses a plan other than its parent'
   CHECK(same.code == 0);
   CHECK(fs::exists(dir / "round.json"));
   // One option changed (a param, the seed, a fault of the host backend): refused.
-  for (const std::string changed : {" --set bytes=128KiB", " --seed 7", " --host-fault slow=10%"}) {
+  for (const std::string changed :
+       {" --set bytes=128KiB", " --seed 7", " --host-fault slow=10%", " --numa none"}) {
     INFO(changed);
     const auto o = run_pinbench(round + changed + " --plan-fingerprint " + fingerprint);
     CHECK(o.code == 2);

@@ -71,7 +71,9 @@ TEST_CASE("a round's process is given every option of run but the rounds' own", 
     const std::string name = "--" + o->get_lnames().front();
     if (name == "--help") continue;
     INFO(name);
-    const auto at = std::find(args.begin(), args.end(), name);
+    const auto at = std::find_if(args.begin(), args.end(), [&](const std::string& arg) {
+      return arg == name || arg.rfind(name + "=", 0) == 0;  // a flag may carry its value
+    });
     if (name == "--backend") {
       // Resolved by the starting process: every round measures its device.
       REQUIRE(at != args.end());
@@ -84,4 +86,22 @@ TEST_CASE("a round's process is given every option of run but the rounds' own", 
       if (o->get_expected_min() != 0) CHECK(*(at + 1) == o->results().front());
     }
   }
+}
+
+TEST_CASE("a flag given a value reaches a round with it", "[app][rounds]") {
+  CLI::App app;
+  (void)pinbench::app::add_run(app);
+  std::vector<std::string> words{
+      "pinbench", "run",      "builtin:transfer-modes", "--discard-on-throttle=false", "--set",
+      "a=1",      "--set=b=2"};
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  app.parse(static_cast<int>(argv.size()), argv.data());
+  const auto args = pinbench::app::round_run_args(*app.get_subcommand("run"), "host");
+  INFO(fmt::format("{}", fmt::join(args, " ")));
+  // The bare flag would turn it on in every round.
+  CHECK(std::count(args.begin(), args.end(), "--discard-on-throttle=false") == 1);
+  CHECK(std::count(args.begin(), args.end(), "--discard-on-throttle") == 0);
+  const std::vector<std::string> sets{"--set", "a=1", "--set", "b=2"};
+  CHECK(std::search(args.begin(), args.end(), sets.begin(), sets.end()) != args.end());
 }

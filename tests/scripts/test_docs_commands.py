@@ -247,9 +247,21 @@ def scratch_for(fixtures, root, name):
     return d
 
 
-def link_repo(repo, d):
-    for sub in ("tests", "results", "scenarios", "scripts"):
-        os.symlink(os.path.join(repo, sub), os.path.join(d, sub))
+REPO_FOLDERS = ("tests", "results", "scenarios", "scripts")
+
+
+def copy_repo(repo, root):
+    """The folders the docs' commands read, copied once: a command that writes beside its
+    input (--out results/x.json) writes into the copy, never into the checkout."""
+    copy = os.path.join(root, "repo")
+    for sub in REPO_FOLDERS:
+        shutil.copytree(os.path.join(repo, sub), os.path.join(copy, sub), symlinks=True)
+    return copy
+
+
+def link_repo(copy, d):
+    for sub in REPO_FOLDERS:
+        os.symlink(os.path.join(copy, sub), os.path.join(d, sub))
 
 
 def help_text(binary, path, env):
@@ -262,7 +274,7 @@ def subcommands(help_out):
     subs = set()
     in_subs = False
     for line in help_out.split("\n"):
-        if line.startswith("Subcommands:"):
+        if line.lower().startswith("subcommands:"):  # CLI11 2.4 writes SUBCOMMANDS:
             in_subs = True
             continue
         if in_subs:
@@ -352,8 +364,10 @@ def main():
     env["TMPDIR"] = os.path.join(root, "tmp")
     os.makedirs(env["TMPDIR"])
     ran = checked = 0
+    not_pinbench = []  # commands of runnable blocks that are not pinbench's: named, not run
     try:
         fixtures = make_fixtures(binary, repo, root, env)
+        repo_copy = copy_repo(repo, root)
         for path in files:
             rel = os.path.relpath(path, repo)
             scratch = None
@@ -375,10 +389,11 @@ def main():
                             checked += 1
                         continue
                     if first != "pinbench":
+                        not_pinbench.append(f"{where}: {before_pipe}")
                         continue
                     if scratch is None:
                         scratch = scratch_for(fixtures, root, rel)
-                        link_repo(repo, scratch)
+                        link_repo(repo_copy, scratch)
                     t0 = time.monotonic()
                     rc, out, err = run_shell(before_pipe, scratch, env)
                     took = time.monotonic() - t0
@@ -399,8 +414,10 @@ def main():
     finally:
         shutil.rmtree(root, ignore_errors=True)
     took = time.monotonic() - started
-    print(f"{ran} command(s) run, {checked} checked without running, {len(failures)} failure(s), "
-          f"{took:.0f} s")
+    for line in not_pinbench:
+        print(f"not run (not a pinbench command; its scripts/ path checked): {line}")
+    print(f"{ran} command(s) run, {checked} checked without running, {len(not_pinbench)} "
+          f"other command(s) not run, {len(failures)} failure(s), {took:.0f} s")
     return 1 if failures else 0
 
 

@@ -182,6 +182,11 @@ TEST_CASE("tune loader: --format json prints the result and a short budget cuts 
   CHECK_THROWS_WITH(pinbench::result::tune_from_json(bad, "r.json"),
                     Catch::Contains("tune.trials[0].phase") &&
                         Catch::Contains("expected one of search, confirm, got \"warmup\""));
+  // What a block answers is not guessed.
+  auto unasked = nlohmann::ordered_json::parse(t.dump());
+  unasked.erase("question");
+  CHECK_THROWS_WITH(pinbench::result::tune_from_json(unasked, "r.json"),
+                    Catch::Contains("tune.question") && Catch::Contains("missing"));
 }
 
 TEST_CASE("tune loader: bad inputs exit 2 with one line naming the option", "[tune][loader]") {
