@@ -453,11 +453,23 @@ std::string self_check_line(const alloc::decision_check& c, alloc::pytorch_relea
   return text;
 }
 
-}  // namespace allocator_search
+// What is asked, resolved once: the trace and its device, the release whose rules decide, the
+// device's memory, the setting the program ran with, the events and what they demand.
+struct question {
+  std::string trace, device_from;
+  alloc::torch_snapshot_facts facts;
+  int device = 0;
+  alloc::pytorch_release release;
+  std::string release_from;
+  std::uint64_t capacity = 0;
+  std::string capacity_from;
+  setting in_use;
+  alloc::trace_events events;
+  trace_demand demand;
+  unsigned jobs = 1;
+};
 
-result::run_result tune_allocator(const allocator_request& request, const session& s) {
-  using namespace allocator_search;  // NOLINT(google-build-using-namespace): this file's own
-  // ---- what is asked ----
+question ask(const allocator_request& request, const session& s) {
   const std::string trace = std::filesystem::absolute(request.trace).lexically_normal().string();
   alloc::check_trace_file(trace);
   std::string device_from;
@@ -501,7 +513,7 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
                                   release.to_string(), release_from, why));
   const setting in_use = setting_of(in_use_config, request.memory_fraction);
   s.progress(fmt::format("reading {}", trace));
-  const alloc::trace_events events = [&] {
+  alloc::trace_events events = [&] {
     const auto source = alloc::open_trace(trace, {.device = device});
     return alloc::read_all(*source);
   }();
@@ -531,389 +543,447 @@ result::run_result tune_allocator(const allocator_request& request, const sessio
                   "replay(s) at a time",
                   events.events.size(), demand.allocs, format_bytes(demand.live_peak),
                   format_bytes(capacity), jobs));
+  return {trace,  device_from,       facts,  device, release, release_from, capacity, capacity_from,
+          in_use, std::move(events), demand, jobs};
+}
 
-  // ---- the search ----
-  screener screen(events, capacity, jobs, release, in_use, s);
-  std::vector<trial_run> tried;
-  const auto already = [&](const setting& x) {
-    return std::any_of(tried.begin(), tried.end(), [&](const trial_run& t) { return t.s == x; });
-  };
-  result::search_stop stopped_by = result::search_stop::none;
-  // Keeps room for the confirming runs: two settings, each up to three runs timed per call and
-  // one observed run (about 8 replays' time), and the runner's own start.
-  const auto affordable = [&](std::size_t replays) -> std::size_t {
-    const std::int64_t per = std::max<std::int64_t>(screen.replay_ns(), 1'000'000);
-    const std::int64_t reserve =
-        16 * per + std::min<std::int64_t>(1'000'000'000, s.budget_ns() / 10);
-    const std::int64_t left = s.left_ns() - reserve;
-    if (left <= 0) return 0;
-    return std::min<std::size_t>(replays, static_cast<std::size_t>(left / per) * screen.jobs());
-  };
-  // The first stage (the setting in use) runs whatever the budget: without it there is no answer.
-  const auto stage = [&](std::vector<setting> settings) {
-    std::erase_if(settings, [&](const setting& x) { return already(x); });
-    settings.erase(std::unique(settings.begin(), settings.end()), settings.end());
-    const std::size_t n = tried.empty() ? settings.size() : affordable(settings.size());
-    if (n < settings.size()) {
-      stopped_by = result::search_stop::budget;
-      s.progress(
-          fmt::format("the budget leaves time for {} of {} setting(s) of this step, and "
-                      "for the confirming runs",
-                      n, settings.size()));
-      settings.resize(n);
-    }
-    if (settings.empty()) return std::vector<trial_run>{};
-    auto done = screen.run(settings);
-    if (session::interrupted()) stopped_by = result::search_stop::interrupted;
-    for (const auto& d : done) tried.push_back(d);
-    return done;
-  };
+// The allocator question's strategy: screen settings with replays (the one in use, each option
+// changed alone, then the best combined with one more option while that helps), choose the
+// simplest that does as well as the best, confirm it and the setting in use with the allocator
+// engine, and word the answer.
+class allocator_tuner final : public search_strategy {
+ public:
+  allocator_tuner(const allocator_request& request, const session& s)
+      : request_(request), s_(s), q_(ask(request, s)) {}
 
-  std::vector<setting> first{in_use};
-  // PyTorch's defaults beside a setting in use, under the program's own memory fraction.
-  if (in_use.options_set() > 0) first.push_back(setting_of({}, request.memory_fraction));
-  (void)stage(first);
-  if (tried.empty()) throw interrupted_error();  // stopped before the first replay ended
-  auto values = option_values(demand);
-  if (!release.has_expandable_segments()) values.erase(option::expandable);
-  // From 2.10 a fraction of 1.0 arms no collection: garbage_collection_threshold is tried only
-  // under the program's own fraction below 1.0.
-  std::string gc_not_tried;
-  if (release.fraction_one_is_unlimited() &&
-      !(request.memory_fraction && *request.memory_fraction < 1.0) &&
-      !(in_use.memory_fraction && *in_use.memory_fraction < 1.0)) {
-    values.erase(option::gc);
-    gc_not_tried = fmt::format(
-        "garbage_collection_threshold not tried: PyTorch {} arms it only under a memory fraction "
-        "below 1.0 (give --memory-fraction as the program sets it)",
-        release.to_string());
-    s.progress(gc_not_tried);
-  }
-  // One option changed at a time from the setting in use.
-  std::vector<setting> singles;
-  for (const auto& [o, texts] : values) {
-    for (const auto& text : texts)
-      singles.push_back(with(in_use, o, text, request.memory_fraction));
-    if (!in_use.parts.at(o).empty())
-      singles.push_back(with(in_use, o, "", request.memory_fraction));
-  }
-  s.progress(fmt::format("{} setting(s): each option changed alone", singles.size()));
-  const auto single_runs = stage(singles);
-  // Each option's values, best first, as the single changes ranked them.
-  std::map<option, std::vector<std::string>> ranked_values;
-  {
-    auto sorted = single_runs;
-    std::sort(sorted.begin(), sorted.end(), better);
-    for (const auto& r : sorted)
-      for (const option o : all_options)
-        if (r.s.parts.at(o) != in_use.parts.at(o)) ranked_values[o].push_back(r.s.parts.at(o));
-  }
-  // Greedy: the best so far, with each unchanged option at its two best values, while that helps.
-  auto best = *std::min_element(tried.begin(), tried.end(), better);
-  std::vector<option> changed;
-  for (const option o : all_options)
-    if (best.s.parts.at(o) != in_use.parts.at(o)) changed.push_back(o);
-  while (stopped_by == result::search_stop::none) {
-    std::vector<setting> combos;
-    for (const option o : all_options) {
-      if (std::find(changed.begin(), changed.end(), o) != changed.end()) continue;
-      const auto& texts = ranked_values[o];
-      for (std::size_t i = 0; i < texts.size() && i < 2; ++i)
-        combos.push_back(with(best.s, o, texts[i], request.memory_fraction));
+  void search() override {
+    const session& s = s_;
+    const allocator_request& request = request_;
+    const setting& in_use = q_.in_use;
+    const alloc::pytorch_release& release = q_.release;
+    const trace_demand& demand = q_.demand;
+    std::vector<trial_run>& tried = tried_;
+    screener screen(q_.events, q_.capacity, q_.jobs, q_.release, q_.in_use, s_);
+    const auto already = [&](const setting& x) {
+      return std::any_of(tried.begin(), tried.end(), [&](const trial_run& t) { return t.s == x; });
+    };
+    // Keeps room for the confirming runs: two settings, each up to three runs timed per call and
+    // one observed run (about 8 replays' time), and the runner's own start.
+    const auto affordable = [&](std::size_t replays) -> std::size_t {
+      const std::int64_t per = std::max<std::int64_t>(screen.replay_ns(), 1'000'000);
+      const std::int64_t reserve =
+          16 * per + std::min<std::int64_t>(1'000'000'000, s.budget_ns() / 10);
+      const std::int64_t left = s.left_ns() - reserve;
+      if (left <= 0) return 0;
+      return std::min<std::size_t>(replays, static_cast<std::size_t>(left / per) * screen.jobs());
+    };
+    // The first stage (the setting in use) runs whatever the budget: without it there is no answer.
+    const auto stage = [&](std::vector<setting> settings) {
+      std::erase_if(settings, [&](const setting& x) { return already(x); });
+      settings.erase(std::unique(settings.begin(), settings.end()), settings.end());
+      const std::size_t n = tried.empty() ? settings.size() : affordable(settings.size());
+      if (n < settings.size()) {
+        stop(result::search_stop::budget);
+        s.progress(
+            fmt::format("the budget leaves time for {} of {} setting(s) of this step, and "
+                        "for the confirming runs",
+                        n, settings.size()));
+        settings.resize(n);
+      }
+      if (settings.empty()) return std::vector<trial_run>{};
+      auto done = screen.run(settings);
+      if (session::interrupted()) stop(result::search_stop::interrupted);
+      for (const auto& d : done) tried.push_back(d);
+      return done;
+    };
+
+    std::vector<setting> first{in_use};
+    // PyTorch's defaults beside a setting in use, under the program's own memory fraction.
+    if (in_use.options_set() > 0) first.push_back(setting_of({}, request.memory_fraction));
+    (void)stage(first);
+    if (tried.empty()) throw interrupted_error();  // stopped before the first replay ended
+    auto values = option_values(demand);
+    if (!release.has_expandable_segments()) values.erase(option::expandable);
+    // From 2.10 a fraction of 1.0 arms no collection: garbage_collection_threshold is tried only
+    // under the program's own fraction below 1.0.
+    if (release.fraction_one_is_unlimited() &&
+        !(request.memory_fraction && *request.memory_fraction < 1.0) &&
+        !(in_use.memory_fraction && *in_use.memory_fraction < 1.0)) {
+      values.erase(option::gc);
+      gc_not_tried_ = fmt::format(
+          "garbage_collection_threshold not tried: PyTorch {} arms it only under a memory fraction "
+          "below 1.0 (give --memory-fraction as the program sets it)",
+          release.to_string());
+      s.progress(gc_not_tried_);
     }
-    if (combos.empty()) break;
-    s.progress(fmt::format("{} setting(s): {} combined with one more option", combos.size(),
-                           screener::label(best.s)));
-    const auto runs = stage(combos);
-    if (runs.empty()) break;
-    const auto round_best = *std::min_element(runs.begin(), runs.end(), better);
-    if (!better(round_best, best)) break;
-    best = round_best;
-    changed.clear();
+    // One option changed at a time from the setting in use.
+    std::vector<setting> singles;
+    for (const auto& [o, texts] : values) {
+      for (const auto& text : texts)
+        singles.push_back(with(in_use, o, text, request.memory_fraction));
+      if (!in_use.parts.at(o).empty())
+        singles.push_back(with(in_use, o, "", request.memory_fraction));
+    }
+    s.progress(fmt::format("{} setting(s): each option changed alone", singles.size()));
+    const auto single_runs = stage(singles);
+    // Each option's values, best first, as the single changes ranked them.
+    std::map<option, std::vector<std::string>> ranked_values;
+    {
+      auto sorted = single_runs;
+      std::sort(sorted.begin(), sorted.end(), better);
+      for (const auto& r : sorted)
+        for (const option o : all_options)
+          if (r.s.parts.at(o) != in_use.parts.at(o)) ranked_values[o].push_back(r.s.parts.at(o));
+    }
+    // Greedy: the best so far, with each unchanged option at its two best values, while that helps.
+    auto best = *std::min_element(tried.begin(), tried.end(), better);
+    std::vector<option> changed;
     for (const option o : all_options)
       if (best.s.parts.at(o) != in_use.parts.at(o)) changed.push_back(o);
-  }
-
-  // ---- the answer: the simplest setting that does as well as the best ----
-  std::sort(tried.begin(), tried.end(), better);
-  const trial_run& top = tried.front();
-  // Among those as good as the best (the same OOMs, as late, a peak within same_peak), the
-  // fewest options: an option that changes nothing that matters is not part of an answer.
-  const trial_run* chosen = &top;
-  for (const auto& r : tried) {
-    if (r.outcome.ooms != top.outcome.ooms ||
-        r.outcome.first_oom_event != top.outcome.first_oom_event)
-      continue;
-    if (static_cast<double>(r.peak_reserved()) >
-        static_cast<double>(top.peak_reserved()) * (1 + same_peak))
-      continue;
-    if (r.s.options_set() < chosen->s.options_set()) chosen = &r;
-  }
-  const auto baseline_it =
-      std::find_if(tried.begin(), tried.end(), [&](const trial_run& r) { return r.s == in_use; });
-  const trial_run& baseline = *baseline_it;
-  // Nothing better than what is in use: keep it.
-  if (!better(*chosen, baseline) ||
-      (baseline.outcome.ooms == 0 &&
-       static_cast<double>(chosen->peak_reserved()) >=
-           static_cast<double>(baseline.peak_reserved()) * (1 - same_peak)))
-    chosen = &baseline;
-
-  // ---- the engine confirms the answer and the setting in use ----
-  // Every param by the kind's own names and choice tables: a renamed one fails to compile here.
-  namespace kind = kinds::allocator;
-  nlohmann::json params = nlohmann::json::object();
-  kinds::set_param(params, kind::allocator_choice, kind::allocator_type::caching);
-  kinds::set_param(params, kind::workload_choice, kind::workload_kind::trace);
-  kinds::set_param(params, kind::param::trace_file, trace);
-  kinds::set_param(params, kind::param::trace_device, device);
-  kinds::set_param(params, kind::param::pytorch, release.to_string());
-  kinds::set_param(params, kind::param::device_memory, capacity);
-  kinds::set_param(params, kind::timing_choice, kind::timing_method::call);
-  result::run_result out = s.empty_result();
-  const std::string confirm_name = "tune-allocator-confirm";
-  std::vector<const trial_run*> confirm{chosen};
-  if (!(chosen->s == baseline.s)) confirm.push_back(&baseline);
-  std::vector<result::tune_trial> confirmed;
-  if (stopped_by != result::search_stop::interrupted) {
-    s.progress(fmt::format("confirming {} with the allocator engine", screener::label(chosen->s)));
-    std::vector<scenario::scenario> scenarios;
-    for (std::size_t i = 0; i < confirm.size(); ++i) {
-      nlohmann::json p = params;
-      kinds::set_param(p, kind::param::config, confirm[i]->s.text());
-      if (confirm[i]->s.memory_fraction)
-        kinds::set_param(p, kind::param::memory_fraction, *confirm[i]->s.memory_fraction);
-      const double timeout_s =
-          std::max(0.5, static_cast<double>(std::max<std::int64_t>(s.left_ns(), 0)) / 2e9);
-      nlohmann::json doc{
-          {"name", fmt::format("{}-{}", confirm_name, i + 1)},
-          {"description", "the answer and the setting in use, measured by the allocator engine"},
-          {"kind", kind::kind_name},
-          {"params", p},
-          {"sampling",
-           {{"warmup", 0},
-            {"min_samples", 1},
-            {"max_samples", 3},
-            {"max_noise", 0.05},
-            {"min_time", "0s"},
-            {"timeout", fmt::format("{:.1f}s", timeout_s)}}}};
-      scenarios.push_back(session::scenario_from(doc, "tune allocator"));
-    }
-    // One scenario per setting: the ids stay those of the search ("config=...").
-    result::run_result measured = s.measure(std::move(scenarios));
-    result::scenario_result merged;
-    for (auto& sc : measured.scenarios) {
-      if (merged.name.empty()) {
-        merged.name = confirm_name;
-        merged.description = sc.description;
-        merged.kind = sc.kind;
-        merged.source = sc.source;
-        merged.verdict = sc.verdict;
+    while (!stopped()) {
+      std::vector<setting> combos;
+      for (const option o : all_options) {
+        if (std::find(changed.begin(), changed.end(), o) != changed.end()) continue;
+        const auto& texts = ranked_values[o];
+        for (std::size_t i = 0; i < texts.size() && i < 2; ++i)
+          combos.push_back(with(best.s, o, texts[i], request.memory_fraction));
       }
-      for (auto& c : sc.cases) merged.cases.push_back(std::move(c));
+      if (combos.empty()) break;
+      s.progress(fmt::format("{} setting(s): {} combined with one more option", combos.size(),
+                             screener::label(best.s)));
+      const auto runs = stage(combos);
+      if (runs.empty()) break;
+      const auto round_best = *std::min_element(runs.begin(), runs.end(), better);
+      if (!better(round_best, best)) break;
+      best = round_best;
+      changed.clear();
+      for (const option o : all_options)
+        if (best.s.parts.at(o) != in_use.parts.at(o)) changed.push_back(o);
     }
-    measured.scenarios.clear();
-    for (std::size_t i = 0; i < merged.cases.size() && i < confirm.size(); ++i) {
-      auto& c = merged.cases[i];
-      c.id = case_id_of(confirm[i]->s);
-      confirmed.push_back(confirm_trial(c, confirm_name, screener::label(confirm[i]->s)));
-    }
-    out.scenarios.push_back(std::move(merged));
-    out.environment = std::move(measured.environment);  // with the runner's warnings
-    out.interrupted = measured.interrupted;
-    out.interrupted_by = measured.interrupted_by;
-    if (out.interrupted) stopped_by = result::search_stop::interrupted;
   }
 
-  // ---- the result: the search's replays as cases, then the tune block ----
-  result::scenario_result search;
-  search.name = "tune-allocator-search";
-  search.kind = kind::kind_name;
-  search.source = "tune allocator";
-  search.description =
-      "the trace replayed under each setting tried: the allocator's decisions, one untimed "
-      "replay each on an emulated device of the capacity";
-  nlohmann::json search_params = params;
-  search_params.erase(std::string(kind::timing_choice.param()));
-  result::tune_block t;
-  t.question = result::tune_question::allocator;
-  t.chart_metric = "reserved_bytes.all.peak";
-  t.chart_unit = "bytes";
-  t.chart_target = static_cast<double>(capacity);
-  for (const auto& c : confirmed) t.trials.push_back(c);
-  if (!confirmed.empty()) {
-    t.chosen = 0;
-    if (confirmed.size() > 1)
-      t.baseline = 1;
-    else
-      t.baseline = 0;
-  }
-  for (const auto& r : tried) {
-    result::case_result c = search_case(r, search_params);
-    result::tune_trial trial;
-    trial.label = screener::label(r.s);
-    trial.scenario = search.name;
-    trial.case_id = c.id;
-    trial.phase = result::trial_phase::search;
-    trial.value = static_cast<double>(r.peak_reserved());
-    trial.meets_goal = r.outcome.ooms == 0;
-    trial.note = oom_note(r.outcome);
-    trial.cells = search_cells(r);
-    t.trials.push_back(std::move(trial));
-    search.cases.push_back(std::move(c));
-  }
-  out.scenarios.insert(out.scenarios.begin(), std::move(search));
+  void confirm() override {
+    const session& s = s_;
+    const setting& in_use = q_.in_use;
+    const std::string& trace = q_.trace;
+    const int device = q_.device;
+    const alloc::pytorch_release& release = q_.release;
+    const std::uint64_t capacity = q_.capacity;
+    std::vector<trial_run>& tried = tried_;
+    // The answer: the simplest setting that does as well as the best.
+    std::sort(tried.begin(), tried.end(), better);
+    const trial_run& top = tried.front();
+    // Among those as good as the best (the same OOMs, as late, a peak within same_peak), the
+    // fewest options: an option that changes nothing that matters is not part of an answer.
+    const trial_run* chosen = &top;
+    for (const auto& r : tried) {
+      if (r.outcome.ooms != top.outcome.ooms ||
+          r.outcome.first_oom_event != top.outcome.first_oom_event)
+        continue;
+      if (static_cast<double>(r.peak_reserved()) >
+          static_cast<double>(top.peak_reserved()) * (1 + same_peak))
+        continue;
+      if (r.s.options_set() < chosen->s.options_set()) chosen = &r;
+    }
+    const auto baseline_it =
+        std::find_if(tried.begin(), tried.end(), [&](const trial_run& r) { return r.s == in_use; });
+    baseline_ = &*baseline_it;
+    const trial_run& baseline = *baseline_;
+    // Nothing better than what is in use: keep it.
+    if (!better(*chosen, baseline) ||
+        (baseline.outcome.ooms == 0 &&
+         static_cast<double>(chosen->peak_reserved()) >=
+             static_cast<double>(baseline.peak_reserved()) * (1 - same_peak)))
+      chosen = &baseline;
 
-  t.inputs = {{"trace", trace},
-              {"device", device},
-              {"device_from", device_from},
-              {"pytorch", release.to_string()},
-              {"pytorch_from", release_from},
-              {"events", events.events.size()},
-              {"allocations", demand.allocs},
-              {"live_bytes_peak", demand.live_peak},
-              {"capacity", capacity},
-              {"capacity_from", capacity_from},
-              {"memory_fraction", request.memory_fraction ? nlohmann::json(*request.memory_fraction)
-                                                          : nlohmann::json(nullptr)},
-              {"in_use", in_use.text()},
-              {"in_use_from",
-               facts.alloc_conf ? "the snapshot's allocator_settings" : "PyTorch's defaults"},
-              {"jobs", jobs},
-              {"replays", tried.size()}};
-  if (facts.oom_size) {
-    t.inputs["snapshot_oom"] = {{"size", *facts.oom_size},
-                                {"device_free", facts.oom_device_free.value_or(0)},
-                                {"event", facts.oom_event_index}};
+    // The engine confirms the answer and the setting in use.
+    // Every param by the kind's own names and choice tables: a renamed one fails to compile here.
+    namespace kind = kinds::allocator;
+    nlohmann::json& params = params_;
+    kinds::set_param(params, kind::allocator_choice, kind::allocator_type::caching);
+    kinds::set_param(params, kind::workload_choice, kind::workload_kind::trace);
+    kinds::set_param(params, kind::param::trace_file, trace);
+    kinds::set_param(params, kind::param::trace_device, device);
+    kinds::set_param(params, kind::param::pytorch, release.to_string());
+    kinds::set_param(params, kind::param::device_memory, capacity);
+    kinds::set_param(params, kind::timing_choice, kind::timing_method::call);
+    out_ = s.empty_result();
+    result::run_result& out = out_;
+    chosen_ = chosen;
+    const std::string confirm_name = "tune-allocator-confirm";
+    std::vector<const trial_run*> confirm{chosen};
+    if (!(chosen->s == baseline.s)) confirm.push_back(&baseline);
+    std::vector<result::tune_trial>& confirmed = confirmed_;
+    if (stopped_by() != result::search_stop::interrupted) {
+      s.progress(
+          fmt::format("confirming {} with the allocator engine", screener::label(chosen->s)));
+      std::vector<scenario::scenario> scenarios;
+      for (std::size_t i = 0; i < confirm.size(); ++i) {
+        nlohmann::json p = params;
+        kinds::set_param(p, kind::param::config, confirm[i]->s.text());
+        if (confirm[i]->s.memory_fraction)
+          kinds::set_param(p, kind::param::memory_fraction, *confirm[i]->s.memory_fraction);
+        const double timeout_s =
+            std::max(0.5, static_cast<double>(std::max<std::int64_t>(s.left_ns(), 0)) / 2e9);
+        nlohmann::json doc{
+            {"name", fmt::format("{}-{}", confirm_name, i + 1)},
+            {"description", "the answer and the setting in use, measured by the allocator engine"},
+            {"kind", kind::kind_name},
+            {"params", p},
+            {"sampling",
+             {{"warmup", 0},
+              {"min_samples", 1},
+              {"max_samples", 3},
+              {"max_noise", 0.05},
+              {"min_time", "0s"},
+              {"timeout", fmt::format("{:.1f}s", timeout_s)}}}};
+        scenarios.push_back(session::scenario_from(doc, "tune allocator"));
+      }
+      // One scenario per setting: the ids stay those of the search ("config=...").
+      result::run_result measured = s.measure(std::move(scenarios));
+      result::scenario_result merged;
+      for (auto& sc : measured.scenarios) {
+        if (merged.name.empty()) {
+          merged.name = confirm_name;
+          merged.description = sc.description;
+          merged.kind = sc.kind;
+          merged.source = sc.source;
+          merged.verdict = sc.verdict;
+        }
+        for (auto& c : sc.cases) merged.cases.push_back(std::move(c));
+      }
+      measured.scenarios.clear();
+      for (std::size_t i = 0; i < merged.cases.size() && i < confirm.size(); ++i) {
+        auto& c = merged.cases[i];
+        c.id = case_id_of(confirm[i]->s);
+        confirmed.push_back(confirm_trial(c, confirm_name, screener::label(confirm[i]->s)));
+      }
+      out.scenarios.push_back(std::move(merged));
+      out.environment = std::move(measured.environment);  // with the runner's warnings
+      out.interrupted = measured.interrupted;
+      out.interrupted_by = measured.interrupted_by;
+      if (out.interrupted) stop(result::search_stop::interrupted);
+    }
   }
-  if (!facts.notes.empty()) t.inputs["notes"] = facts.notes;
-  if (!gc_not_tried.empty()) t.inputs["not_tried"] = gc_not_tried;
-  const bool engine_says_ok = !confirmed.empty() && confirmed.front().meets_goal;
-  // Where an event is, in the replay and, for a snapshot, in the snapshot's own trace.
-  const auto at_event = [&](std::uint64_t i) {
-    return events.recorded ? events.recorded->where(i) : fmt::format("events[{}]", i);
-  };
-  t.goal_met = engine_says_ok;
-  const std::string backend_note =
-      s.emulated() ? " Host backend: PyTorch's allocator decisions, replayed on an emulated device."
-                   : "";
-  // What the allocator may reserve: the device, or the program's share of it.
-  const std::uint64_t allowed =
-      request.memory_fraction
-          ? static_cast<std::uint64_t>(*request.memory_fraction * static_cast<double>(capacity))
-          : capacity;
-  const std::string allowed_text =
-      request.memory_fraction
-          ? fmt::format("{} the memory fraction {} allows of the device's {}",
-                        format_bytes(allowed), fraction_text(*request.memory_fraction),
-                        format_bytes(capacity))
-          : "device's " + format_bytes(capacity);
-  std::string in_use_label = in_use.text().empty() ? "PyTorch's defaults" : in_use.text();
-  if (in_use.memory_fraction)
-    in_use_label += " with memory fraction " + fraction_text(*in_use.memory_fraction);
-  const std::string baseline_oom =
-      baseline.outcome.ooms == 0
-          ? std::string("no OOM")
-          : fmt::format("OOM at events[{}]", *baseline.outcome.first_oom_event);
-  if (chosen->outcome.ooms == 0 && chosen != &baseline) {
-    const double change = static_cast<double>(chosen->peak_reserved());
-    // Against a setting that ran out, its peak says little: the device's size does.
-    const std::string peak_context =
+
+  result::run_result finish() override {
+    namespace kind = kinds::allocator;
+    const session& s = s_;
+    const allocator_request& request = request_;
+    const auto& [trace, device_from, facts, device, release, release_from, capacity, capacity_from,
+                 in_use, events, demand, jobs] = q_;
+    const std::vector<trial_run>& tried = tried_;
+    const trial_run* chosen = chosen_;
+    const trial_run& baseline = *baseline_;
+    const nlohmann::json& params = params_;
+    result::run_result& out = out_;
+    const std::vector<result::tune_trial>& confirmed = confirmed_;
+    // The search's replays as cases, then the tune block.
+    result::scenario_result search;
+    search.name = "tune-allocator-search";
+    search.kind = kind::kind_name;
+    search.source = "tune allocator";
+    search.description =
+        "the trace replayed under each setting tried: the allocator's decisions, one untimed "
+        "replay each on an emulated device of the capacity";
+    nlohmann::json search_params = params;
+    search_params.erase(std::string(kind::timing_choice.param()));
+    result::tune_block t;
+    t.question = result::tune_question::allocator;
+    t.chart_metric = "reserved_bytes.all.peak";
+    t.chart_unit = "bytes";
+    t.chart_target = static_cast<double>(capacity);
+    for (const auto& c : confirmed) t.trials.push_back(c);
+    if (!confirmed.empty()) {
+      t.chosen = 0;
+      if (confirmed.size() > 1)
+        t.baseline = 1;
+      else
+        t.baseline = 0;
+    }
+    for (const auto& r : tried) {
+      result::case_result c = search_case(r, search_params);
+      result::tune_trial trial;
+      trial.label = screener::label(r.s);
+      trial.scenario = search.name;
+      trial.case_id = c.id;
+      trial.phase = result::trial_phase::search;
+      trial.value = static_cast<double>(r.peak_reserved());
+      trial.meets_goal = r.outcome.ooms == 0;
+      trial.note = oom_note(r.outcome);
+      trial.cells = search_cells(r);
+      t.trials.push_back(std::move(trial));
+      search.cases.push_back(std::move(c));
+    }
+    out.scenarios.insert(out.scenarios.begin(), std::move(search));
+
+    t.inputs = {
+        {"trace", trace},
+        {"device", device},
+        {"device_from", device_from},
+        {"pytorch", release.to_string()},
+        {"pytorch_from", release_from},
+        {"events", events.events.size()},
+        {"allocations", demand.allocs},
+        {"live_bytes_peak", demand.live_peak},
+        {"capacity", capacity},
+        {"capacity_from", capacity_from},
+        {"memory_fraction", request.memory_fraction ? nlohmann::json(*request.memory_fraction)
+                                                    : nlohmann::json(nullptr)},
+        {"in_use", in_use.text()},
+        {"in_use_from",
+         facts.alloc_conf ? "the snapshot's allocator_settings" : "PyTorch's defaults"},
+        {"jobs", jobs},
+        {"replays", tried.size()}};
+    if (facts.oom_size) {
+      t.inputs["snapshot_oom"] = {{"size", *facts.oom_size},
+                                  {"device_free", facts.oom_device_free.value_or(0)},
+                                  {"event", facts.oom_event_index}};
+    }
+    if (!facts.notes.empty()) t.inputs["notes"] = facts.notes;
+    if (!gc_not_tried_.empty()) t.inputs["not_tried"] = gc_not_tried_;
+    const bool engine_says_ok = !confirmed.empty() && confirmed.front().meets_goal;
+    // Where an event is, in the replay and, for a snapshot, in the snapshot's own trace.
+    const auto at_event = [&](std::uint64_t i) {
+      return events.recorded ? events.recorded->where(i) : fmt::format("events[{}]", i);
+    };
+    t.goal_met = engine_says_ok;
+    const std::string backend_note =
+        s.emulated()
+            ? " Host backend: PyTorch's allocator decisions, replayed on an emulated device."
+            : "";
+    // What the allocator may reserve: the device, or the program's share of it.
+    const std::uint64_t allowed =
+        request.memory_fraction
+            ? static_cast<std::uint64_t>(*request.memory_fraction * static_cast<double>(capacity))
+            : capacity;
+    const std::string allowed_text =
+        request.memory_fraction
+            ? fmt::format("{} the memory fraction {} allows of the device's {}",
+                          format_bytes(allowed), fraction_text(*request.memory_fraction),
+                          format_bytes(capacity))
+            : "device's " + format_bytes(capacity);
+    std::string in_use_label = in_use.text().empty() ? "PyTorch's defaults" : in_use.text();
+    if (in_use.memory_fraction)
+      in_use_label += " with memory fraction " + fraction_text(*in_use.memory_fraction);
+    const std::string baseline_oom =
         baseline.outcome.ooms == 0
-            ? percent_change(change, static_cast<double>(baseline.peak_reserved())) + " vs " +
-                  format_bytes(baseline.peak_reserved())
-            : "of " + format_bytes(capacity);
-    t.answer =
-        fmt::format("export PYTORCH_CUDA_ALLOC_CONF={}   # no OOM ({}: {}); peak reserved {} ({})",
-                    chosen->s.text().empty() ? "\"\"" : chosen->s.text(), in_use_label,
-                    baseline_oom, format_bytes(chosen->peak_reserved()), peak_context);
-    if (chosen->s.memory_fraction && !request.memory_fraction)
-      t.answer += fmt::format(
-          "\ntorch.cuda.set_per_process_memory_fraction({})   # arms "
-          "garbage_collection_threshold (PyTorch {})",
-          fraction_text(*chosen->s.memory_fraction), release.to_string());
-    const std::string confirmation =
-        confirmed.empty() ? " (not confirmed: the search was stopped)"
-        : engine_says_ok  ? " (confirmed by the allocator engine: num_ooms 0)"
-                          : " (but the allocator engine's run had an OOM: see its case)";
-    t.verdict =
-        baseline.outcome.ooms == 0
-            ? fmt::format("{} has no OOM on {} and reserves up to {}; {} reserves {} ({}){}.{}",
-                          in_use_label, format_bytes(capacity),
-                          format_bytes(baseline.peak_reserved()), screener::label(chosen->s),
-                          format_bytes(chosen->peak_reserved()),
-                          percent_change(change, static_cast<double>(baseline.peak_reserved())),
-                          confirmation, backend_note)
-            : fmt::format(
-                  "{} runs out of memory on {} at {}, with {} reserved but "
-                  "not allocated at its peak; {} replays the whole trace without an "
-                  "OOM, peak reserved {}, {} of it not allocated{}.{}",
-                  in_use_label, format_bytes(capacity), at_event(*baseline.outcome.first_oom_event),
-                  format_bytes(baseline.fragmentation_at_peak()), screener::label(chosen->s),
-                  format_bytes(chosen->peak_reserved()),
-                  format_bytes(chosen->fragmentation_at_peak()), confirmation, backend_note);
-  } else if (chosen->outcome.ooms == 0) {
-    t.answer = fmt::format(
-        "# keep PYTORCH_CUDA_ALLOC_CONF as it is ({}): no OOM; none of {} "
-        "settings reserves {:.0f}% less than its {}",
-        in_use_label, tried.size(), same_peak * 100, format_bytes(baseline.peak_reserved()));
-    t.verdict = fmt::format(
-        "{} replays the trace with no OOM and the least memory reserved of "
-        "{} settings tried.{}",
-        in_use_label, tried.size(), backend_note);
-  } else if (demand.live_peak > allowed) {
-    // Nothing can help: the live allocations alone do not fit, whatever the allocator does.
-    t.answer = fmt::format(
-        "# no setting avoids the OOM: the trace's live allocations alone peak at {}, {} more "
-        "than the {}",
-        format_bytes(demand.live_peak), format_bytes(demand.live_peak - allowed), allowed_text);
-    t.verdict = fmt::format(
-        "No allocator setting can replay the trace in the {}: its live allocations need {} at "
-        "once (the best of {} settings tried, {}, fails at {}): reduce the batch{}.{}",
-        allowed_text, format_bytes(demand.live_peak), tried.size(), screener::label(chosen->s),
-        at_event(*chosen->outcome.first_oom_event),
-        request.memory_fraction ? ", raise the memory fraction" : ", or use a larger device",
-        backend_note);
-  } else if (stopped_by != result::search_stop::none) {
-    // The search was cut before it could tell: say so, never "no setting".
-    t.answer = fmt::format(
-        "# not found: the search was cut short ({}) after {} setting(s) in {:.1f} s, none of "
-        "which avoids the OOM; give it more --budget",
-        stopped_by == result::search_stop::budget ? "the budget was spent" : "interrupted",
-        tried.size(), s.elapsed_s());
-    t.verdict = fmt::format(
-        "{} runs out of memory on {} at {}; the search stopped after {} setting(s), "
-        "before it could find one that avoids it. The live allocations ({} at their peak) "
-        "fit the device: a setting may well exist.{}",
-        in_use_label, format_bytes(capacity), at_event(*baseline.outcome.first_oom_event),
-        tried.size(), format_bytes(demand.live_peak), backend_note);
-  } else {
-    t.answer = fmt::format(
-        "# no setting avoids the OOM: the live allocations peak at {}, within the {}, but none "
-        "of {} settings leaves room for the rounding and caching",
-        format_bytes(demand.live_peak), allowed_text, tried.size());
-    t.verdict = fmt::format(
-        "None of {} settings replays the trace without an OOM on {}: the best, {}, still fails "
-        "at {}, though the live allocations ({} at their peak) fit: the allocator's "
-        "rounding and cached blocks take the rest.{}",
-        tried.size(), format_bytes(capacity), screener::label(chosen->s),
-        at_event(*chosen->outcome.first_oom_event), format_bytes(demand.live_peak), backend_note);
+            ? std::string("no OOM")
+            : fmt::format("OOM at events[{}]", *baseline.outcome.first_oom_event);
+    if (chosen->outcome.ooms == 0 && chosen != &baseline) {
+      const double change = static_cast<double>(chosen->peak_reserved());
+      // Against a setting that ran out, its peak says little: the device's size does.
+      const std::string peak_context =
+          baseline.outcome.ooms == 0
+              ? percent_change(change, static_cast<double>(baseline.peak_reserved())) + " vs " +
+                    format_bytes(baseline.peak_reserved())
+              : "of " + format_bytes(capacity);
+      t.answer = fmt::format(
+          "export PYTORCH_CUDA_ALLOC_CONF={}   # no OOM ({}: {}); peak reserved {} ({})",
+          chosen->s.text().empty() ? "\"\"" : chosen->s.text(), in_use_label, baseline_oom,
+          format_bytes(chosen->peak_reserved()), peak_context);
+      if (chosen->s.memory_fraction && !request.memory_fraction)
+        t.answer += fmt::format(
+            "\ntorch.cuda.set_per_process_memory_fraction({})   # arms "
+            "garbage_collection_threshold (PyTorch {})",
+            fraction_text(*chosen->s.memory_fraction), release.to_string());
+      const std::string confirmation =
+          confirmed.empty() ? " (not confirmed: the search was stopped)"
+          : engine_says_ok  ? " (confirmed by the allocator engine: num_ooms 0)"
+                            : " (but the allocator engine's run had an OOM: see its case)";
+      t.verdict =
+          baseline.outcome.ooms == 0
+              ? fmt::format("{} has no OOM on {} and reserves up to {}; {} reserves {} ({}){}.{}",
+                            in_use_label, format_bytes(capacity),
+                            format_bytes(baseline.peak_reserved()), screener::label(chosen->s),
+                            format_bytes(chosen->peak_reserved()),
+                            percent_change(change, static_cast<double>(baseline.peak_reserved())),
+                            confirmation, backend_note)
+              : fmt::format(
+                    "{} runs out of memory on {} at {}, with {} reserved but "
+                    "not allocated at its peak; {} replays the whole trace without an "
+                    "OOM, peak reserved {}, {} of it not allocated{}.{}",
+                    in_use_label, format_bytes(capacity),
+                    at_event(*baseline.outcome.first_oom_event),
+                    format_bytes(baseline.fragmentation_at_peak()), screener::label(chosen->s),
+                    format_bytes(chosen->peak_reserved()),
+                    format_bytes(chosen->fragmentation_at_peak()), confirmation, backend_note);
+    } else if (chosen->outcome.ooms == 0) {
+      t.answer = fmt::format(
+          "# keep PYTORCH_CUDA_ALLOC_CONF as it is ({}): no OOM; none of {} "
+          "settings reserves {:.0f}% less than its {}",
+          in_use_label, tried.size(), same_peak * 100, format_bytes(baseline.peak_reserved()));
+      t.verdict = fmt::format(
+          "{} replays the trace with no OOM and the least memory reserved of "
+          "{} settings tried.{}",
+          in_use_label, tried.size(), backend_note);
+    } else if (demand.live_peak > allowed) {
+      // Nothing can help: the live allocations alone do not fit, whatever the allocator does.
+      t.answer = fmt::format(
+          "# no setting avoids the OOM: the trace's live allocations alone peak at {}, {} more "
+          "than the {}",
+          format_bytes(demand.live_peak), format_bytes(demand.live_peak - allowed), allowed_text);
+      t.verdict = fmt::format(
+          "No allocator setting can replay the trace in the {}: its live allocations need {} at "
+          "once (the best of {} settings tried, {}, fails at {}): reduce the batch{}.{}",
+          allowed_text, format_bytes(demand.live_peak), tried.size(), screener::label(chosen->s),
+          at_event(*chosen->outcome.first_oom_event),
+          request.memory_fraction ? ", raise the memory fraction" : ", or use a larger device",
+          backend_note);
+    } else if (stopped()) {
+      // The search was cut before it could tell: say so, never "no setting".
+      t.answer = fmt::format(
+          "# not found: the search was cut short ({}) after {} setting(s) in {:.1f} s, none of "
+          "which avoids the OOM; give it more --budget",
+          stopped_by() == result::search_stop::budget ? "the budget was spent" : "interrupted",
+          tried.size(), s.elapsed_s());
+      t.verdict = fmt::format(
+          "{} runs out of memory on {} at {}; the search stopped after {} setting(s), "
+          "before it could find one that avoids it. The live allocations ({} at their peak) "
+          "fit the device: a setting may well exist.{}",
+          in_use_label, format_bytes(capacity), at_event(*baseline.outcome.first_oom_event),
+          tried.size(), format_bytes(demand.live_peak), backend_note);
+    } else {
+      t.answer = fmt::format(
+          "# no setting avoids the OOM: the live allocations peak at {}, within the {}, but none "
+          "of {} settings leaves room for the rounding and caching",
+          format_bytes(demand.live_peak), allowed_text, tried.size());
+      t.verdict = fmt::format(
+          "None of {} settings replays the trace without an OOM on {}: the best, {}, still fails "
+          "at {}, though the live allocations ({} at their peak) fit: the allocator's "
+          "rounding and cached blocks take the rest.{}",
+          tried.size(), format_bytes(capacity), screener::label(chosen->s),
+          at_event(*chosen->outcome.first_oom_event), format_bytes(demand.live_peak), backend_note);
+    }
+    if (baseline.outcome.check) {
+      t.self_check = self_check_line(*baseline.outcome.check, release);
+      t.inputs["pytorch_decisions"] = {{"pytorch", baseline.outcome.check->pytorch},
+                                       {"identical", baseline.outcome.check->identical},
+                                       {"reproduced", baseline.outcome.check->reproduced()},
+                                       {"summary", baseline.outcome.check->summary()}};
+    }
+    out.tune = std::move(t);  // run_search adds how long it took and why it stopped early
+    return std::move(out_);
   }
-  if (baseline.outcome.check) {
-    t.self_check = self_check_line(*baseline.outcome.check, release);
-    t.inputs["pytorch_decisions"] = {{"pytorch", baseline.outcome.check->pytorch},
-                                     {"identical", baseline.outcome.check->identical},
-                                     {"reproduced", baseline.outcome.check->reproduced()},
-                                     {"summary", baseline.outcome.check->summary()}};
-  }
-  t.stopped_by = stopped_by;
-  if (stopped_by == result::search_stop::interrupted && !out.interrupted) {
-    out.interrupted = true;
-    out.interrupted_by = interrupt_signal_name();
-  }
-  t.elapsed_s = s.elapsed_s();
-  out.tune = std::move(t);
-  return out;
+
+ private:
+  const allocator_request& request_;
+  const session& s_;
+  question q_;
+  std::vector<trial_run> tried_;         ///< every setting screened, ranked once confirm() chose
+  std::string gc_not_tried_;             ///< why garbage_collection_threshold was not tried, if so
+  const trial_run* chosen_ = nullptr;    ///< the answer, in tried_
+  const trial_run* baseline_ = nullptr;  ///< the setting in use, in tried_
+  nlohmann::json params_;                ///< the engine's params but the config
+  result::run_result out_;               ///< the confirming runs' result
+  std::vector<result::tune_trial> confirmed_;
+};
+
+}  // namespace allocator_search
+
+result::run_result tune_allocator(const allocator_request& request, const session& s) {
+  allocator_search::allocator_tuner tuner(request, s);
+  return run_search(s, tuner);
 }
 
 }  // namespace pinbench::tune

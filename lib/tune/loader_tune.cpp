@@ -127,7 +127,7 @@ std::string percent(double f) {
   return fmt::format("{:.0f}%", f * 100);
 }
 
-class loader_tuner {
+class loader_tuner final : public search_strategy {
  public:
   loader_tuner(const loader_request& rq, const session& s)
       : rq_(rq),
@@ -145,12 +145,6 @@ class loader_tuner {
     const double budget = static_cast<double>(s.budget_ns());
     trial_run_ns_ = std::clamp(budget / 240, 0.1e9, 0.5e9);
     confirm_run_ns_ = std::clamp(budget / 60, 0.3e9, 2e9);
-  }
-
-  result::run_result run() {
-    search();
-    confirm();
-    return finish();
   }
 
  private:
@@ -275,7 +269,7 @@ class loader_tuner {
   // Measures `st` as a case of its own; the trial's index, or nullopt after Ctrl-C.
   std::optional<std::size_t> measure(const setting& st, bool confirming, std::uint64_t batches) {
     if (session::interrupted()) {
-      stopped_by_ = result::search_stop::interrupted;
+      stop(result::search_stop::interrupted);
       return std::nullopt;
     }
     const double runs = confirming ? confirm_runs : trial_runs;
@@ -321,17 +315,17 @@ class loader_tuner {
       s_.progress("  no figures: " + t.f.problem);
     }
     trials_.push_back(std::move(t));
-    if (cut || session::interrupted()) stopped_by_ = result::search_stop::interrupted;
+    if (cut || session::interrupted()) stop(result::search_stop::interrupted);
     return trials_.size() - 1;
   }
 
   // Whether a search trial of `st` still fits, leaving the confirming run its time.
   [[nodiscard]] bool fits(const setting& st) {
-    if (stopped_by_ != result::search_stop::none) return false;
+    if (stopped()) return false;
     const double need =
         predicted_ns(st, batches_for(st, trial_run_ns_), trial_runs) + confirm_reserve_ns(st);
     if (static_cast<double>(s_.left_ns()) >= need) return true;
-    stopped_by_ = result::search_stop::budget;
+    stop(result::search_stop::budget);
     return false;
   }
 
@@ -349,9 +343,9 @@ class loader_tuner {
     return trials_[i].f.measured ? trials_[i].f.busy : -1;
   }
 
-  // ---- the search -------------------------------------------------------------------------
+  // ---- the search (the strategy's three steps: search, confirm, finish; run_search runs them)
 
-  void search() {
+  void search() override {
     // PyTorch's default DataLoader: what a batch costs the CPU when nothing runs beside it.
     const setting defaults{};
     const auto base = measure(defaults, false, batches_for(defaults, 0.6 * trial_run_ns_));
@@ -379,7 +373,7 @@ class loader_tuner {
       if (!t) break;
       if (!trials_[*t].f.measured) {
         // More workers cannot run either, unless a signal cut the trial.
-        if (stopped_by_ != result::search_stop::interrupted)
+        if (stopped_by() != result::search_stop::interrupted)
           ceiling_problem_ = trials_[*t].f.problem;
         break;
       }
@@ -475,8 +469,8 @@ class loader_tuner {
   // lasts, the next candidate is confirmed too (one worker more than the best confirmed so
   // far), and the answer is the best confirmed. More workers than cores are confirmed only after
   // the best setting at the cores, and chosen only when they clearly helped.
-  void confirm() {
-    if (!chosen_ || stopped_by_ == result::search_stop::interrupted) return;
+  void confirm() override {
+    if (!chosen_ || stopped_by() == result::search_stop::interrupted) return;
     std::vector<setting> queue;
     const setting pick = trials_[*chosen_].s;
     if (pick.workers > static_cast<int>(cores_)) {
@@ -519,14 +513,14 @@ class loader_tuner {
   // One confirming run of `st`, its length what the budget allows (never shorter than the
   // search's trials); nullopt when the budget or a signal stopped it.
   std::optional<std::size_t> confirm_one(const setting& st) {
-    if (stopped_by_ == result::search_stop::interrupted) return std::nullopt;
+    if (stopped_by() == result::search_stop::interrupted) return std::nullopt;
     const std::uint64_t shortest = batches_for(st, trial_run_ns_);
     std::uint64_t batches = std::max(shortest, batches_for(st, confirm_run_ns_));
     const double left = static_cast<double>(s_.left_ns());
     while (batches > shortest && predicted_ns(st, batches, confirm_runs) > left)
       batches = std::max(shortest, batches * 3 / 4);
     if (predicted_ns(st, batches, confirm_runs) > left) {
-      if (stopped_by_ == result::search_stop::none) stopped_by_ = result::search_stop::budget;
+      stop(result::search_stop::budget);
       return std::nullopt;
     }
     return measure(st, true, batches);
@@ -663,9 +657,9 @@ class loader_tuner {
             target_text(), got);
       }
     }
-    if (stopped_by_ == result::search_stop::budget)
+    if (stopped_by() == result::search_stop::budget)
       what += "; the budget ended before more settings were confirmed";
-    if (stopped_by_ == result::search_stop::interrupted) what += "; the search was interrupted";
+    if (stopped_by() == result::search_stop::interrupted) what += "; the search was interrupted";
     return what;
   }
 
@@ -772,7 +766,7 @@ class loader_tuner {
     return in;
   }
 
-  result::run_result finish() {
+  result::run_result finish() override {
     // Each phase's scenario gets the loader kind's own verdict over its cases.
     {
       const auto engine = kind::make_engine();
@@ -814,8 +808,6 @@ class loader_tuner {
     t.chart_metric = "gpu_busy";
     t.chart_unit = "fraction";
     t.chart_target = target_;
-    t.elapsed_s = s_.elapsed_s();
-    t.stopped_by = stopped_by_;
     result_.tune = std::move(t);
     return std::move(result_);
   }
@@ -837,7 +829,6 @@ class loader_tuner {
   std::optional<std::size_t> baseline_, chosen_, confirmed_;
   int saturated_at_ = 0;
   std::string ceiling_problem_;
-  result::search_stop stopped_by_ = result::search_stop::none;
 };
 
 }  // namespace
@@ -874,7 +865,8 @@ void check_loader_request(const loader_request& rq) {
 
 result::run_result tune_loader(const loader_request& request, const session& s) {
   check_loader_request(request);
-  return loader_tuner(request, s).run();
+  loader_tuner tuner(request, s);
+  return run_search(s, tuner);
 }
 
 }  // namespace pinbench::tune

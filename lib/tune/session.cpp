@@ -63,6 +63,21 @@ result::run_result session::empty_result() const {
   return r;
 }
 
+result::run_result run_search(const session& s, search_strategy& strategy) {
+  strategy.search();
+  strategy.confirm();
+  result::run_result out = strategy.finish();
+  if (out.tune) {
+    out.tune->stopped_by = strategy.stopped_by();
+    out.tune->elapsed_s = s.elapsed_s();
+  }
+  if (strategy.stopped_by() == result::search_stop::interrupted && !out.interrupted) {
+    out.interrupted = true;
+    out.interrupted_by = interrupt_signal_name();
+  }
+  return out;
+}
+
 void append(result::run_result& into, result::run_result more) {
   if (into.created.empty()) {  // the first measured: its run facts and environment
     auto earlier = std::move(into.scenarios);

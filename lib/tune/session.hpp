@@ -56,6 +56,43 @@ class session {
   std::string command_line_;
 };
 
+/// One question's search, as every tune runs it (run_search): short trials, then the answer
+/// confirmed by a full-length run through the runner, then the result with its tune block.
+/// Each question is a strategy of its own (allocator_tune.cpp: PYTORCH_CUDA_ALLOC_CONF settings
+/// screened by replays; loader_tune.cpp: DataLoader settings in measured trials).
+class search_strategy {
+ public:
+  virtual ~search_strategy() = default;
+  search_strategy() = default;
+  search_strategy(const search_strategy&) = delete;
+  search_strategy& operator=(const search_strategy&) = delete;
+
+  /// The short trials, within the budget (leaving the confirming run its time).
+  virtual void search() = 0;
+  /// The chosen setting measured at full length; nothing after a stop signal.
+  virtual void confirm() = 0;
+  /// The result: the trials' cases and the tune block (question, trials, answer, verdict).
+  [[nodiscard]] virtual result::run_result finish() = 0;
+
+  /// Why the search ended early (none: it did not).
+  [[nodiscard]] result::search_stop stopped_by() const noexcept { return stopped_by_; }
+
+ protected:
+  /// The search is cut short; a stop signal outranks a spent budget.
+  void stop(result::search_stop why) noexcept {
+    if (stopped_by_ != result::search_stop::interrupted) stopped_by_ = why;
+  }
+  [[nodiscard]] bool stopped() const noexcept { return stopped_by_ != result::search_stop::none; }
+
+ private:
+  result::search_stop stopped_by_ = result::search_stop::none;
+};
+
+/// The one loop of every tune: the strategy's search, its confirmation, its result, whose tune
+/// block then records how long it all took and why it stopped early; a search stopped by a
+/// signal makes an interrupted result.
+[[nodiscard]] result::run_result run_search(const session& s, search_strategy& strategy);
+
 /// Appends the scenarios of `more` to `into`; `into` takes `more`'s run facts when it has none.
 void append(result::run_result& into, result::run_result more);
 
