@@ -770,8 +770,19 @@ class allocator_tuner final : public search_strategy {
     namespace kind = kinds::allocator;
     const session& s = s_;
     const allocator_request& request = request_;
-    const auto& [trace, device_from, facts, device, release, release_from, capacity, capacity_from,
-                 in_use, events, demand, jobs] = q_;
+    // Named one by one: clang 14 does not let a lambda capture a structured binding.
+    const std::string& trace = q_.trace;
+    const std::string& device_from = q_.device_from;
+    const alloc::torch_snapshot_facts& facts = q_.facts;
+    const int device = q_.device;
+    const alloc::pytorch_release& release = q_.release;
+    const std::string& release_from = q_.release_from;
+    const std::uint64_t capacity = q_.capacity;
+    const std::string& capacity_from = q_.capacity_from;
+    const setting& in_use = q_.in_use;
+    const alloc::trace_events& events = q_.events;
+    const trace_demand& demand = q_.demand;
+    const unsigned jobs = q_.jobs;
     const std::vector<trial_run>& tried = tried_;
     const trial_run* chosen = chosen_;
     const trial_run& baseline = *baseline_;
