@@ -25,6 +25,8 @@ std::string table_row(const std::vector<std::string>& cells) {
 
 void write(std::string& out, const table& t) {
   std::vector<std::string> headers, rule;
+  headers.reserve(t.columns.size());
+  rule.reserve(t.columns.size());
   for (const auto& c : t.columns) {
     headers.push_back(markdown_cell(c.header));
     rule.push_back(c.alignment == align::right ? "---:" : ":---");
@@ -32,6 +34,7 @@ void write(std::string& out, const table& t) {
   out += table_row(headers) + table_row(rule);
   for (const auto& row : t.rows) {
     std::vector<std::string> cells;
+    cells.reserve(row.size());
     for (const auto& c : row)
       cells.push_back(c.code && !c.text.empty()                       ? markdown_code(c.text, true)
                       : c.mark == tone::bad || c.mark == tone::strong ? bold(markdown_cell(c.text))

@@ -117,10 +117,10 @@ struct axis_filter {
     const double c = centre(i);
     // Truncation as in Pillow; where it differs from floor (below 0) both clip to 0. Pillow's
     // own "+ 0.5 then truncate", not lround: the windows must be Pillow's to the pixel.
-    int lo =
-        std::max(static_cast<int>(c - support + 0.5), 0);  // NOLINT(bugprone-incorrect-roundings)
-    int hi = std::min(static_cast<int>(c + support + 0.5),
-                      in_size);  // NOLINT(bugprone-incorrect-roundings)
+    // NOLINTBEGIN(bugprone-incorrect-roundings)
+    int lo = std::max(static_cast<int>(c - support + 0.5), 0);
+    int hi = std::min(static_cast<int>(c + support + 0.5), in_size);
+    // NOLINTEND(bugprone-incorrect-roundings)
     while (hi - lo > 1 && weight(i, lo) == 0.0) ++lo;
     while (hi - lo > 1 && weight(i, hi - 1) == 0.0) --hi;
     first = lo;

@@ -23,7 +23,8 @@ bool round_sets_it(const std::string& name) {
 
 TEST_CASE("a round's process is given every option of run but the rounds' own", "[app][rounds]") {
   CLI::App app;
-  (void)pinbench::app::add_run(app);
+  // The runner holds what the options are parsed into: it lives as long as the parse.
+  const auto runner = pinbench::app::add_run(app);
   CLI::App* run = app.get_subcommand("run");
   // Every option of `run`, each given a value it accepts.
   std::vector<std::string> words{"pinbench", "run", "builtin:transfer-modes", "a.json"};
@@ -90,7 +91,8 @@ TEST_CASE("a round's process is given every option of run but the rounds' own", 
 
 TEST_CASE("a flag given a value reaches a round with it", "[app][rounds]") {
   CLI::App app;
-  (void)pinbench::app::add_run(app);
+  // The runner holds what the options are parsed into: it lives as long as the parse.
+  const auto runner = pinbench::app::add_run(app);
   std::vector<std::string> words{
       "pinbench", "run",      "builtin:transfer-modes", "--discard-on-throttle=false", "--set",
       "a=1",      "--set=b=2"};
