@@ -15,6 +15,8 @@
 #include "chart/figure.hpp"
 #include "chart/html.hpp"
 #include "chart/svg.hpp"
+#include "core/text.hpp"
+#include "core/units.hpp"
 #include "gate/output.hpp"
 #include "gate/wording.hpp"
 
