@@ -39,9 +39,7 @@ document::notes environment_notes(const result::run_result& r) {
 document::table cases_table(const result::scenario_result& s, std::size_t message_limit) {
   const auto g = detail::scenario_grid(s, message_limit);
   document::table t;
-  for (const auto& c : g.columns)
-    t.columns.push_back({c.header, c.alignment == detail::align::right ? document::align::right
-                                                                       : document::align::left});
+  t.columns = g.columns;
   for (std::size_t r = 0; r < g.rows.size(); ++r) {
     std::vector<document::cell> row;
     for (std::size_t i = 0; i < g.rows[r].size(); ++i)

@@ -11,20 +11,18 @@
 #include <nlohmann/json.hpp>
 
 #include "core/stats.hpp"
+#include "document/document.hpp"
 #include "result/result.hpp"
 
 namespace pinbench::report::detail {
 
-enum class align { left, right };
+using document::align;
 
-struct column {
-  std::string header;  ///< the metric name, with its unit when cells do not carry it
-  align alignment = align::left;
-};
-
-/// One scenario as a grid of text cells, before it becomes a document's table or HTML.
+/// One scenario as a grid of text cells, before it becomes a document's table or HTML. Its
+/// columns are the document's: a header (the metric name, with its unit when cells do not
+/// carry it) and an alignment.
 struct grid {
-  std::vector<column> columns;
+  std::vector<document::column> columns;
   std::vector<std::vector<std::string>> rows;  ///< one per case; the status cell is last
   std::vector<result::case_status> statuses;   ///< per row: the case's status (for colour)
 };

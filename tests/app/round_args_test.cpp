@@ -19,13 +19,25 @@ bool round_sets_it(const std::string& name) {
   return std::find(own.begin(), own.end(), name) != own.end();
 }
 
+// `pinbench run` as the command line registers it. The runner holds what the options parse
+// into, so it lives as long as the parse.
+struct run_command {
+  CLI::App app;
+  pinbench::app::runner runner = pinbench::app::add_run(app);
+
+  [[nodiscard]] CLI::App& run() { return *app.get_subcommand("run"); }
+  void parse(std::vector<std::string> words) {
+    std::vector<char*> argv;
+    for (auto& w : words) argv.push_back(w.data());
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  }
+};
+
 }  // namespace
 
 TEST_CASE("a round's process is given every option of run but the rounds' own", "[app][rounds]") {
-  CLI::App app;
-  // The runner holds what the options are parsed into: it lives as long as the parse.
-  const auto runner = pinbench::app::add_run(app);
-  CLI::App* run = app.get_subcommand("run");
+  run_command command;
+  CLI::App* run = &command.run();
   // Every option of `run`, each given a value it accepts.
   std::vector<std::string> words{"pinbench", "run", "builtin:transfer-modes", "a.json"};
   for (const CLI::Option* o : run->get_options()) {
@@ -58,9 +70,7 @@ TEST_CASE("a round's process is given every option of run but the rounds' own", 
     else
       words.emplace_back("3");  // counts: seed, repeat, round, max-cases
   }
-  std::vector<char*> argv;
-  for (auto& w : words) argv.push_back(w.data());
-  app.parse(static_cast<int>(argv.size()), argv.data());
+  command.parse(words);
 
   const auto args = pinbench::app::round_run_args(*run, "host");
   INFO(fmt::format("{}", fmt::join(args, " ")));
@@ -90,16 +100,10 @@ TEST_CASE("a round's process is given every option of run but the rounds' own", 
 }
 
 TEST_CASE("a flag given a value reaches a round with it", "[app][rounds]") {
-  CLI::App app;
-  // The runner holds what the options are parsed into: it lives as long as the parse.
-  const auto runner = pinbench::app::add_run(app);
-  std::vector<std::string> words{
-      "pinbench", "run",      "builtin:transfer-modes", "--discard-on-throttle=false", "--set",
-      "a=1",      "--set=b=2"};
-  std::vector<char*> argv;
-  for (auto& w : words) argv.push_back(w.data());
-  app.parse(static_cast<int>(argv.size()), argv.data());
-  const auto args = pinbench::app::round_run_args(*app.get_subcommand("run"), "host");
+  run_command command;
+  command.parse({"pinbench", "run", "builtin:transfer-modes", "--discard-on-throttle=false",
+                 "--set", "a=1", "--set=b=2"});
+  const auto args = pinbench::app::round_run_args(command.run(), "host");
   INFO(fmt::format("{}", fmt::join(args, " ")));
   // The bare flag would turn it on in every round.
   CHECK(std::count(args.begin(), args.end(), "--discard-on-throttle=false") == 1);
